@@ -1,0 +1,286 @@
+"""The `manylab` command: plan, build, run, status, table, boot, run-point."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from manylab import image, kernel, plan, results, runner
+from manylab import spec as specs
+from manylab.errors import LabError
+from manylab.paths import RUNS_DIR
+from manylab.schedulers.base import PointJob, PointState, Resources, Scheduler, StudyJobs
+
+
+def _scheduler(name: str, jobs: int) -> Scheduler:
+    if name == "local":
+        from manylab.schedulers.local import LocalScheduler
+
+        return LocalScheduler(jobs)
+    if name == "slurm":
+        try:
+            from manylab.schedulers.slurm import SlurmScheduler  # type: ignore[import-not-found]
+        except ImportError:
+            raise LabError("the slurm scheduler is not part of this version") from None
+        return SlurmScheduler()  # type: ignore[no-any-return]
+    raise LabError(f"unknown scheduler '{name}' (local or slurm)")
+
+
+def resources(spec: specs.Spec, params: dict[str, Any]) -> Resources:
+    """What one point asks of a batch system, derived from the point unless the spec says."""
+    machine = params["machine"]
+    cpus = spec.slurm["cpus"] or (machine["vcpus"] if machine["tcg"] == "multi" else 1)
+    guest_mb = specs.parse_size(machine["memory"]) >> 20
+    mem_mb = spec.slurm["mem_mb"] or guest_mb + 1024 + (4096 if params["plugin"]["enabled"] else 0)
+    from manylab.qemu import default_timeout
+
+    limit = spec.timeout_s or default_timeout(params)
+    time_min = spec.slurm["time_min"] or int(limit // 60) + 5
+    return Resources(cpus, mem_mb, time_min)
+
+
+def _selected(spec: specs.Spec, points: list[plan.Point], study_dir: Path, force: bool,
+              retry_failed: bool) -> list[plan.Point]:
+    chosen = []
+    for point in points:
+        result = runner.read_result(study_dir / point.id)
+        if force or result is None or (retry_failed and result["status"] != "ok"):
+            chosen.append(point)
+    return chosen
+
+
+def build_for(points: list[plan.Point]) -> None:
+    """Build every artifact the points need, once each, before any point runs."""
+    seen: set[tuple[Any, ...]] = set()
+    for point in points:
+        request = runner.kernel_request(point.params)
+        for key, action in (((request,), lambda r=request: kernel.build(r)),
+                            ((request.arch,), lambda a=request.arch: image.build(a))):
+            if key not in seen:
+                seen.add(key)
+                action()
+        if point.params["plugin"]["enabled"] and ("plugin",) not in seen:
+            seen.add(("plugin",))
+            from manylab import plugin
+
+            plugin.library()
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    spec = specs.load(Path(args.spec), args.profile)
+    points = plan.points(spec)
+    if args.json:
+        print(json.dumps([{"id": p.id, "params": p.params} for p in points], indent=2))
+        return 0
+    keys = plan.swept_keys(spec)
+    for point in points:
+        print(f"{point.id}  {plan.describe(point, keys)}")
+    print(f"{len(points)} points in study '{spec.name}' -> {runner.results_dir(spec)}/",
+          file=sys.stderr)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    spec = specs.load(Path(args.spec), args.profile)
+    points = plan.points(spec)
+    root = Path(args.results_root) if args.results_root else RUNS_DIR
+    study_dir = runner.results_dir(spec, root)
+    chosen = _selected(spec, points, study_dir, args.force, args.retry_failed)
+    skipped = len(points) - len(chosen)
+    print(f"manylab: study '{spec.name}': {len(points)} points, {len(chosen)} to run, "
+          f"{skipped} already complete", file=sys.stderr)
+    status = 0
+    if chosen:
+        build_for(chosen)
+        scheduler = _scheduler(args.scheduler, args.jobs)
+        work = StudyJobs(spec.name, Path(args.spec).resolve(), study_dir,
+                         [PointJob(p.id, resources(spec, p.params)) for p in chosen],
+                         {"profile": args.profile or "", **_scheduler_options(args)})
+        status = scheduler.submit(work)
+    if study_dir.is_dir():
+        table = results.write_table(study_dir)
+        print(f"manylab: results in {study_dir}/ (table: {table})")
+    return status
+
+
+def _scheduler_options(args: argparse.Namespace) -> dict[str, str]:
+    return {key: str(value) for key, value in vars(args).items()
+            if key.startswith("slurm_") and value is not None}
+
+
+def cmd_run_point(args: argparse.Namespace) -> int:
+    spec = specs.load(Path(args.spec), args.profile)
+    by_id = {p.id: p for p in plan.points(spec)}
+    if args.point not in by_id:
+        raise LabError(f"{args.spec}: no point '{args.point}' (see manylab plan {args.spec})")
+    root = Path(args.results_root) if args.results_root else RUNS_DIR
+    result = runner.run_point(spec, by_id[args.point], root)
+    print(json.dumps(result))
+    return 0 if result["status"] == "ok" else 1
+
+
+def _study_dir(target: str) -> Path:
+    path = Path(target)
+    if path.suffix == ".toml":
+        return runner.results_dir(specs.load(path))
+    return path
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    study_dir = _study_dir(args.study)
+    spec_path = Path(args.study) if args.study.endswith(".toml") else \
+        RUNS_DIR / f"{study_dir.name}.toml"
+    expected = [p.id for p in plan.points(specs.load(spec_path))] if spec_path.is_file() else []
+    scheduler_view = _scheduler(args.scheduler, 1).states(study_dir)
+    states: dict[str, str] = {}
+    for point_id in expected or sorted(p.name for p in study_dir.glob("*") if p.is_dir()
+                                       and not p.name.startswith(".")):
+        result = runner.read_result(study_dir / point_id)
+        if result is not None:
+            states[point_id] = "done" if result["status"] == "ok" else "failed"
+            if result["status"] != "ok":
+                states[point_id] += f" ({result['reason']})"
+        else:
+            states[point_id] = scheduler_view.get(point_id, PointState.PENDING).value
+    counts: dict[str, int] = {}
+    for point_id, state in states.items():
+        print(f"{point_id}  {state}")
+        word = state.split(" ")[0]
+        counts[word] = counts.get(word, 0) + 1
+    print(", ".join(f"{n} {word}" for word, n in sorted(counts.items())) or "no points",
+          file=sys.stderr)
+    return 0
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    print(results.write_table(_study_dir(args.study)))
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    if args.spec:
+        points = plan.points(specs.load(Path(args.spec), args.profile))
+        build_for(points)
+        return 0
+    request = kernel.KernelRequest(args.variant, args.arch, tuple(args.fragment))
+    built = kernel.build(request, args.jobs or None)
+    print(f"kernel: {built.directory}")
+    print(f"image: {image.build(args.arch).directory}")
+    return 0
+
+
+def cmd_boot(args: argparse.Namespace) -> int:
+    raw = {
+        "study": {"name": "boot", "timeout_s": args.timeout},
+        "kernel": {"variant": args.variant, "fragments": args.fragment, "cmdline": args.cmdline},
+        "machine": {"arch": args.arch, "vcpus": args.vcpus, "memory": args.memory},
+        "workload": {"name": "shell", "fs": args.fs,
+                     "args": {"script": " ".join(args.guest_command) or
+                              "echo MANYLAB-RESULT {\\\"cpus\\\": $(nproc)}"}},
+    }
+    if args.plugin_preset:
+        raw["plugin"] = {"enabled": True, "preset": args.plugin_preset, "mode": args.plugin_mode}
+    spec = specs.parse(raw, Path("<manylab boot>"))
+    point = plan.points(spec)[0]
+    build_for([point])
+    result = runner.run_point(spec, point)
+    point_dir = runner.results_dir(spec) / point.id
+    sys.stdout.write((point_dir / "console.log").read_text(errors="replace"))
+    print(f"manylab: {result['status']}" + (f": {result['reason']}" if result["reason"] else "")
+          + f" ({point_dir})", file=sys.stderr)
+    return 0 if result["status"] == "ok" else 1
+
+
+def _add_spec_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("spec", help="study spec, e.g. runs/quickstart.toml")
+    parser.add_argument("--profile", help="apply [profiles.NAME] of the spec")
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="manylab", description=__doc__)
+    sub = top.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("plan", help="print a study's run points with their stable ids")
+    _add_spec_args(p)
+    p.add_argument("--json", action="store_true", help="every point's parameters as JSON")
+    p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser("run", help="run a study (builds what it needs first)")
+    _add_spec_args(p)
+    p.add_argument("-j", "--jobs", type=int, default=1, help="points at once (local scheduler)")
+    p.add_argument("--force", action="store_true", help="rerun points that are complete")
+    p.add_argument("--retry-failed", action="store_true", help="rerun failed points")
+    p.add_argument("--scheduler", default="local", choices=("local", "slurm"))
+    p.add_argument("--results-root", help="folder holding <study>/ (default: runs/)")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("run-point", help="run one point (what a batch task executes)")
+    _add_spec_args(p)
+    p.add_argument("point", help="point id from `manylab plan`")
+    p.add_argument("--results-root", help="folder holding <study>/ (default: runs/)")
+    p.set_defaults(func=cmd_run_point)
+
+    p = sub.add_parser("status", help="per-point state of a study")
+    p.add_argument("study", help="runs/<study> folder or its spec")
+    p.add_argument("--scheduler", default="local", choices=("local", "slurm"))
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("table", help="rebuild runs/<study>/results.csv from the point folders")
+    p.add_argument("study", help="runs/<study> folder or its spec")
+    p.set_defaults(func=cmd_table)
+
+    p = sub.add_parser("build", help="build a kernel and root image (or all of a study's)")
+    p.add_argument("spec", nargs="?", help="build every artifact of this study spec")
+    p.add_argument("--profile", help="apply [profiles.NAME] of the spec")
+    p.add_argument("--variant", default="stock", help="kernel-patches/<variant>")
+    p.add_argument("--arch", default="x86_64", choices=tuple(kernel.ARCHES))
+    p.add_argument("--fragment", action="append", default=[], help="extra config fragment")
+    p.add_argument("--jobs", type=int, default=0, help="make -j (default: all host CPUs)")
+    p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("boot", help="boot a kernel once and run a shell command in the guest")
+    p.add_argument("--variant", default="stock")
+    p.add_argument("--arch", default="x86_64", choices=tuple(kernel.ARCHES))
+    p.add_argument("--vcpus", type=int, default=2)
+    p.add_argument("--memory", default="512M")
+    p.add_argument("--fragment", action="append", default=[])
+    p.add_argument("--cmdline", default="", help="extra kernel parameters")
+    p.add_argument("--fs", default="tmpfs", choices=("tmpfs", "ext2"))
+    p.add_argument("--timeout", type=int, default=0, help="seconds (0: derived)")
+    p.add_argument("--plugin-preset", help="load the machine-model plugin with this preset")
+    p.add_argument("--plugin-mode", default="full", choices=("count", "full"))
+    p.add_argument("guest_command", nargs=argparse.REMAINDER, metavar="-- COMMAND",
+                   help="shell command run in the guest")
+    p.set_defaults(func=cmd_boot)
+
+    _register_extensions(sub)
+    return top
+
+
+def _register_extensions(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    try:
+        from manylab.pcm.cli import register  # type: ignore[import-not-found]
+    except ImportError:
+        return
+    register(sub)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.command == "boot" and args.guest_command[:1] == ["--"]:
+        args.guest_command = args.guest_command[1:]
+    try:
+        return int(args.func(args))
+    except LabError as error:
+        print(f"manylab: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("manylab: interrupted; finished points are kept", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""Run points: a spec's matrix with a stable id for each point."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from manylab import spec as specs
+from manylab.hashing import sha256_json
+
+
+@dataclass(frozen=True)
+class Point:
+    id: str
+    params: dict[str, Any]
+
+
+def point_id(params: dict[str, Any]) -> str:
+    """Readable prefix + a hash of every parameter: the same point keeps its id across edits
+    of the spec that add or reorder other points."""
+    kernel, machine, workload = params["kernel"], params["machine"], params["workload"]
+    prefix = (f"{kernel['variant']}-{machine['arch']}-{machine['vcpus']}c-{workload['name']}"
+              f"-r{params['repeat']}")
+    return f"{prefix}-{sha256_json(params)[:8]}"
+
+
+def points(spec: specs.Spec) -> list[Point]:
+    """Every point of the spec, checked; raises SpecError before anything builds."""
+    result = []
+    seen: set[str] = set()
+    for params in specs.expand(spec):
+        specs.check_point(spec, params)
+        point = Point(point_id(params), params)
+        if point.id not in seen:
+            seen.add(point.id)
+            result.append(point)
+    return result
+
+
+def swept_keys(spec: specs.Spec) -> list[str]:
+    return list(spec.sweeps) + (["repeat"] if spec.repeats > 1 else [])
+
+
+def describe(point: Point, keys: list[str]) -> str:
+    """'machine.vcpus=4 workload.args.pattern=rand' for the swept keys of a point."""
+    words = []
+    for key in keys:
+        value: Any = point.params
+        for part in key.split("."):
+            value = value[part]
+        words.append(f"{key.split('.')[-1]}={value}")
+    return " ".join(words)

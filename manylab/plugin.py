@@ -1,0 +1,48 @@
+"""The hook to the machine-model QEMU plugin (plugin/): where it is and what it is told."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from manylab.errors import LabError
+from manylab.hashing import sha256_file
+from manylab.paths import PLUGIN_DIR
+from manylab.qemu import memory_map, numa_nodes
+
+
+def library() -> Path:
+    override = os.environ.get("MANYLAB_PLUGIN")
+    path = Path(override) if override else PLUGIN_DIR / "target/release/libmanylab_plugin.so"
+    if not path.is_file():
+        raise LabError(f"QEMU plugin {path} is not built: run scripts/setup.sh "
+                       "(cargo build --release in plugin/)")
+    return path
+
+
+def _flag(value: bool) -> str:
+    return "on" if value else "off"
+
+
+def arguments(point: dict[str, Any], stats_out: Path, system_map: Path) -> list[str]:
+    """The plugin's key=value arguments for one point (QEMU's -plugin option, after the path)."""
+    settings = point["plugin"]
+    args = [f"out={stats_out}", f"preset={settings['preset']}", f"mode={settings['mode']}",
+            f"roi={_flag(settings['roi'])}", f"checker={_flag(settings['checker'])}",
+            f"sysmap={system_map}"]
+    for mem in memory_map(point["machine"]["arch"], numa_nodes(point["machine"])):
+        args.append(f"mem={mem.device}:{mem.start:#x}:{mem.size:#x}")
+    for key, value in sorted(settings["set"].items()):
+        text = _flag(value) if isinstance(value, bool) else str(value)
+        args.append(f"set.{key}={text}")
+    return args
+
+
+def qemu_argument(library_path: Path, args: list[str]) -> str:
+    """QEMU's -plugin value; commas inside values are doubled as QEMU's option parser wants."""
+    return ",".join([str(library_path)] + [a.replace(",", ",,") for a in args])
+
+
+def describe(library_path: Path) -> dict[str, str]:
+    return {"library": str(library_path), "sha256": sha256_file(library_path)}

@@ -1,0 +1,222 @@
+"""The QEMU backend: the command line for a point, and a watched run of it.
+
+The run streams the serial console to console.log, stops the guest on a fatal kernel report or
+on the time limit, and always returns (never hangs the lab).
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from manylab.console import ConsoleState
+from manylab.paths import require_tool
+from manylab.spec import parse_cpus, parse_size
+
+QEMU_BINARY = {"x86_64": "qemu-system-x86_64", "arm64": "qemu-system-aarch64"}
+QEMU_PACKAGE = {"x86_64": "qemu-system-x86", "arm64": "qemu-system-arm"}
+SERIAL_CONSOLE = {"x86_64": "ttyS0", "arm64": "ttyAMA0"}
+DEFAULT_CPU = {"x86_64": "qemu64", "arm64": "max,pauth-impdef=on"}
+RAM_BASE_ARM64 = 0x4000_0000
+GIB = 1 << 30
+
+# Defaults that let 64-255 vCPU guests boot on 2 host cores under TCG, where vCPUs starve each
+# other for seconds: no lockup watchdogs, long RCU stall timeouts, a trusted TSC.
+LAB_CMDLINE = (
+    "panic=-1 nokaslr nowatchdog loglevel=5 mitigations=off "
+    "rcupdate.rcu_cpu_stall_timeout=300 rcupdate.rcu_cpu_stall_suppress_at_boot=1 "
+    "workqueue.watchdog_thresh=0"
+)
+ARCH_CMDLINE = {"x86_64": "tsc=reliable no_timer_check", "arm64": ""}
+
+
+@dataclass(frozen=True)
+class MemRange:
+    device: str
+    start: int
+    size: int
+
+
+def numa_nodes(machine: dict[str, Any]) -> list[dict[str, Any]]:
+    """The point's NUMA nodes; one DRAM node holding every CPU when the spec gives none."""
+    nodes = machine["numa"]
+    if nodes:
+        return [dict(n) for n in nodes]
+    return [{"size": machine["memory"], "cpus": f"0-{machine['vcpus'] - 1}", "device": "dram"}]
+
+
+def memory_map(arch: str, nodes: list[dict[str, Any]]) -> list[MemRange]:
+    """Guest-physical ranges of each node, in QEMU's order (nodes fill RAM one after another).
+
+    q35 keeps RAM below 4 GiB up to 2 GiB when the machine has 2.75 GiB or more (else up to
+    2.75 GiB) and puts the rest at 4 GiB; arm64 virt has one contiguous bank at 1 GiB.
+    """
+    total = sum(parse_size(n["size"]) for n in nodes)
+    if arch == "arm64":
+        segments = [(RAM_BASE_ARM64, total)]
+    else:
+        low = min(total, 2 * GIB if total >= 0xB000_0000 else 0xB000_0000)
+        segments = [(0, low)] + ([(4 * GIB, total - low)] if total > low else [])
+    ranges: list[MemRange] = []
+    offset = 0
+    for node in nodes:
+        want_start, want_end = offset, offset + parse_size(node["size"])
+        ram_offset = 0
+        for base, size in segments:
+            lo, hi = max(want_start, ram_offset), min(want_end, ram_offset + size)
+            if lo < hi:
+                ranges.append(MemRange(node.get("device", "dram"), base + lo - ram_offset, hi - lo))
+            ram_offset += size
+        offset = want_end
+    return ranges
+
+
+def command(point: dict[str, Any], boot_image: Path, initrd: Path, disk: Path | None,
+            plugin_argument: str | None) -> list[str]:
+    machine = point["machine"]
+    arch = machine["arch"]
+    binary = require_tool(QEMU_BINARY[arch], QEMU_PACKAGE[arch])
+    vcpus = machine["vcpus"]
+    argv = [binary]
+    if arch == "x86_64":
+        argv += ["-M", "q35"]
+    else:
+        argv += ["-M", "virt,gic-version=3"]
+    argv += ["-accel", f"tcg,thread={machine['tcg']}", "-cpu", machine["cpu"] or DEFAULT_CPU[arch],
+             "-smp", str(vcpus), "-m", f"{parse_size(machine['memory']) >> 20}M"]
+    nodes = numa_nodes(point["machine"])
+    if point["machine"]["numa"]:
+        for index, node in enumerate(nodes):
+            argv += ["-object", f"memory-backend-ram,id=mem{index},size={parse_size(node['size'])}"]
+            spec = f"node,nodeid={index},memdev=mem{index}"
+            if "cpus" in node:
+                for first, last in _cpu_runs(parse_cpus(str(node["cpus"]))):
+                    spec += f",cpus={first}-{last}"
+            argv += ["-numa", spec]
+    if machine["reproducible"]:
+        argv += ["-icount", "shift=0,sleep=off", "-rtc", "base=2023-01-01T00:00:00,clock=vm"]
+    argv += ["-kernel", str(boot_image), "-initrd", str(initrd), "-append", kernel_cmdline(point),
+             "-nodefaults", "-display", "none", "-serial", "stdio", "-monitor", "none",
+             "-no-reboot"]
+    if disk is not None:
+        argv += ["-drive", f"file={disk},format=raw,if=none,id=disk0,cache=unsafe",
+                 "-device", "virtio-blk-pci,drive=disk0"]
+    if plugin_argument:
+        argv += ["-plugin", plugin_argument]
+    return argv
+
+
+def _cpu_runs(cpus: list[int]) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    for cpu in sorted(cpus):
+        if runs and runs[-1][1] == cpu - 1:
+            runs[-1] = (runs[-1][0], cpu)
+        else:
+            runs.append((cpu, cpu))
+    return runs
+
+
+def kernel_cmdline(point: dict[str, Any]) -> str:
+    arch = point["machine"]["arch"]
+    parts = [f"console={SERIAL_CONSOLE[arch]}", LAB_CMDLINE, ARCH_CMDLINE[arch],
+             point["kernel"]["cmdline"]]
+    return " ".join(p for p in parts if p)
+
+
+def default_timeout(point: dict[str, Any]) -> float:
+    """Boot time grows with vCPUs under TCG (measured: 255 x86 ~370 s, 256 arm64 ~820 s)."""
+    machine = point["machine"]
+    per_vcpu = 2.0 if machine["arch"] == "x86_64" else 4.0
+    factor = 1.0
+    if point["plugin"]["enabled"]:
+        factor = 4.0 if point["plugin"]["mode"] == "full" else 2.0
+    return (120 + per_vcpu * machine["vcpus"]) * factor + 600
+
+
+@dataclass
+class RunOutcome:
+    console: ConsoleState
+    returncode: int | None
+    timed_out: bool
+    seconds: float
+    boot_seconds: float | None
+    stderr_tail: list[str] = field(default_factory=list)
+
+    @property
+    def failure(self) -> str | None:
+        if self.console.failures:
+            return self.console.reason
+        if self.timed_out:
+            where = "before boot finished" if not self.console.booted else "after boot"
+            return (f"hang: no exit within {self.seconds:.0f} s ({where}; last console line: "
+                    f"{self.console.last_line[:120]!r})")
+        if self.console.exit_status is None:
+            tail = self.stderr_tail[-1] if self.stderr_tail else self.console.last_line[:120]
+            return f"QEMU exited ({self.returncode}) before the workload finished: {tail}"
+        return self.console.reason
+
+
+GRACE_AFTER_FATAL_S = 10.0
+
+
+def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float) -> RunOutcome:
+    """Run QEMU, stream its console to console_log, and judge the run."""
+    state = ConsoleState()
+    started = time.monotonic()
+    boot_seconds: float | None = None
+    deadline = started + timeout_s
+    timed_out = False
+    with console_log.open("w") as sink, stderr_log.open("w") as err_sink:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=err_sink, start_new_session=True)
+        assert proc.stdout is not None
+        selector = selectors.DefaultSelector()
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        pending = b""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = not state.fatal
+                break
+            if not selector.select(timeout=min(remaining, 1.0)):
+                if proc.poll() is not None:
+                    break
+                continue
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for raw in lines:
+                text = raw.decode("utf-8", "replace")
+                sink.write(text + "\n")
+                state.feed(text)
+                if state.booted and boot_seconds is None:
+                    boot_seconds = time.monotonic() - started
+            sink.flush()
+            if state.fatal:
+                deadline = min(deadline, time.monotonic() + GRACE_AFTER_FATAL_S)
+        if pending:
+            text = pending.decode("utf-8", "replace")
+            sink.write(text)
+            state.feed(text)
+        _stop(proc)
+    stderr_tail = stderr_log.read_text(errors="replace").strip().splitlines()[-5:]
+    return RunOutcome(state, proc.returncode, timed_out, time.monotonic() - started,
+                      boot_seconds, stderr_tail)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

@@ -1,0 +1,81 @@
+"""The study table: one row per point folder, rebuilt from the folders (never edited in place)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from manylab import atomic
+from manylab.runner import read_result
+
+TABLE_FILE = "results.csv"
+FIRST_COLUMNS = ["point", "status", "reason", "timing.total_s", "timing.boot_s"]
+
+
+def flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
+    """Nested dicts become dotted keys; lists of numbers stay as JSON text in one cell."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            flatten(item, f"{prefix}.{key}" if prefix else str(key), out)
+    elif isinstance(value, list):
+        out[prefix] = json.dumps(value, separators=(",", ":"))
+    else:
+        out[prefix] = value
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def point_row(point_dir: Path) -> dict[str, Any] | None:
+    result = read_result(point_dir)
+    if result is None:
+        return None
+    row: dict[str, Any] = {"point": result["point"], "status": result["status"],
+                           "reason": result["reason"] or ""}
+    flatten({"timing": result["timing"]}, "", row)
+    inputs = _load_json(point_dir / "inputs.json") or {}
+    params = dict(inputs.get("params", {}))
+    flatten(params, "", row)
+    outputs = _load_json(point_dir / "workload.json") or []
+    if len(outputs) == 1:
+        flatten(outputs[0], "result", row)
+    else:
+        for index, output in enumerate(outputs):
+            flatten(output, f"result{index}", row)
+    stats = _load_json(point_dir / "stats.json")
+    if isinstance(stats, dict) and isinstance(stats.get("summary"), dict):
+        for name, value in stats["summary"].items():
+            row[f"stats.{name}"] = value
+    return row
+
+
+def rows(study_dir: Path) -> list[dict[str, Any]]:
+    found = []
+    for point_dir in sorted(p for p in study_dir.iterdir() if p.is_dir()
+                            and not p.name.startswith(".")):
+        row = point_row(point_dir)
+        if row is not None:
+            found.append(row)
+    return found
+
+
+def write_table(study_dir: Path) -> Path:
+    table = rows(study_dir)
+    columns = list(FIRST_COLUMNS)
+    for row in table:
+        columns += [key for key in row if key not in columns]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, restval="", lineterminator="\n")
+    writer.writeheader()
+    for row in table:
+        writer.writerow(row)
+    path = study_dir / TABLE_FILE
+    atomic.write_text(path, buffer.getvalue())
+    return path

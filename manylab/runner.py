@@ -1,0 +1,166 @@
+"""Running one point: artifacts, QEMU, and a complete result folder written atomically.
+
+`runs/<study>/<point-id>/` holds inputs.json, console.log, qemu-stderr.log, workload.json,
+stats.json (with the plugin) and result.json, which is written last: a folder without it never
+exists, because the folder is staged beside its final place and renamed in whole.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from manylab import atomic, image, kernel, plugin, qemu
+from manylab import spec as specs
+from manylab.hashing import sha256_file
+from manylab.paths import REPO_ROOT, RUNS_DIR
+from manylab.plan import Point
+from manylab.spec import parse_size
+from manylab.workloads import run_script
+
+RESULT_FILE = "result.json"
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    kernel: kernel.KernelArtifacts
+    image: image.ImageArtifacts
+    plugin: Path | None
+
+
+def results_dir(spec: specs.Spec, root: Path | None = None) -> Path:
+    return (root or RUNS_DIR) / spec.name
+
+
+def kernel_request(params: dict[str, Any]) -> kernel.KernelRequest:
+    return kernel.KernelRequest(params["kernel"]["variant"], params["machine"]["arch"],
+                                tuple(params["kernel"]["fragments"]))
+
+
+def build_artifacts(params: dict[str, Any]) -> Artifacts:
+    library = plugin.library() if params["plugin"]["enabled"] else None
+    return Artifacts(kernel.build(kernel_request(params)), image.build(params["machine"]["arch"]),
+                     library)
+
+
+def is_complete(point_dir: Path) -> bool:
+    return (point_dir / RESULT_FILE).is_file()
+
+
+def read_result(point_dir: Path) -> dict[str, Any] | None:
+    import json
+
+    try:
+        value = json.loads((point_dir / RESULT_FILE).read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _git_state() -> dict[str, str]:
+    def git(*args: str) -> str:
+        result = subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True,
+                                text=True, check=False)
+        return result.stdout.strip()
+
+    return {"commit": git("rev-parse", "HEAD") or "none",
+            "dirty": "yes" if git("status", "--porcelain", "--untracked-files=no") else "no"}
+
+
+def _qemu_version(binary: str) -> str:
+    result = subprocess.run([binary, "--version"], capture_output=True, text=True, check=False)
+    return result.stdout.splitlines()[0] if result.stdout else "unknown"
+
+
+def run_point(spec: specs.Spec, point: Point, root: Path | None = None) -> dict[str, Any]:
+    """Run one point to a complete result folder; return its result.json content."""
+    study_dir = results_dir(spec, root)
+    study_dir.mkdir(parents=True, exist_ok=True)
+    final = study_dir / point.id
+    staging = study_dir / f".{point.id}.staging-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    try:
+        result = _run_into(spec, point, staging)
+        atomic.write_json(staging / RESULT_FILE, result)
+        atomic.replace_dir(staging, final)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return result
+
+
+def _run_into(spec: specs.Spec, point: Point, staging: Path) -> dict[str, Any]:
+    params = point.params
+    artifacts = build_artifacts(params)
+    timeout = float(spec.timeout_s) or qemu.default_timeout(params)
+    with tempfile.TemporaryDirectory(prefix="manylab-run-") as scratch_name:
+        scratch = Path(scratch_name)
+        script = run_script(params)
+        initrd = scratch / "initramfs.cpio"
+        with initrd.open("wb") as out, artifacts.image.initramfs.open("rb") as base:
+            shutil.copyfileobj(base, out)
+            out.write(image.run_config_cpio(script))
+        disk = None
+        if params["workload"]["fs"] == "ext2":
+            disk = scratch / "disk.img"
+            with disk.open("wb") as handle:
+                handle.truncate(parse_size(params["workload"]["disk"]))
+        plugin_args: list[str] = []
+        plugin_value = None
+        if artifacts.plugin is not None:
+            plugin_args = plugin.arguments(params, staging / "stats.json",
+                                           artifacts.kernel.system_map)
+            plugin_value = plugin.qemu_argument(artifacts.plugin, plugin_args)
+        argv = qemu.command(params, artifacts.kernel.boot_image, initrd, disk, plugin_value)
+        inputs = _inputs_record(spec, point, artifacts, argv, plugin_args, script, timeout)
+        atomic.write_json(staging / "inputs.json", inputs)
+        outcome = qemu.run(argv, staging / "console.log", staging / "qemu-stderr.log", timeout)
+    atomic.write_json(staging / "workload.json", outcome.console.results)
+    failure = outcome.failure
+    if failure is None and not outcome.console.results:
+        failure = "the workload printed no MANYLAB-RESULT line"
+    if failure is None and artifacts.plugin is not None and not (staging / "stats.json").exists():
+        failure = "the plugin wrote no stats.json"
+    return {
+        "point": point.id,
+        "study": spec.name,
+        "status": "failed" if failure else "ok",
+        "reason": failure,
+        "exit_status": outcome.console.exit_status,
+        "qemu_returncode": outcome.returncode,
+        "timing": {"total_s": round(outcome.seconds, 3),
+                   "boot_s": None if outcome.boot_seconds is None
+                   else round(outcome.boot_seconds, 3)},
+        "kernel_reports": outcome.console.failures,
+    }
+
+
+def _inputs_record(spec: specs.Spec, point: Point, artifacts: Artifacts, argv: list[str],
+                   plugin_args: list[str], script: str, timeout: float) -> dict[str, Any]:
+    kernel_inputs = kernel.resolve(kernel_request(point.params))
+    record: dict[str, Any] = {
+        "point": point.id,
+        "study": spec.name,
+        "spec": {"path": str(spec.path), "sha256": sha256_file(spec.path)},
+        "params": point.params,
+        "kernel": {**kernel.describe(kernel_inputs), "artifacts": str(artifacts.kernel.directory),
+                   "boot_image_sha256": sha256_file(artifacts.kernel.boot_image)},
+        "image": {"key": artifacts.image.key, "directory": str(artifacts.image.directory),
+                  "initramfs_sha256": sha256_file(artifacts.image.initramfs)},
+        "run_script": script,
+        "qemu": {"argv": argv, "version": _qemu_version(argv[0]),
+                 "cmdline": qemu.kernel_cmdline(point.params)},
+        "timeout_s": timeout,
+        "lab": _git_state(),
+        "host": {"machine": platform.machine(), "node": platform.node(),
+                 "cpus": os.cpu_count()},
+    }
+    if artifacts.plugin is not None:
+        record["plugin"] = {**plugin.describe(artifacts.plugin), "args": plugin_args}
+    return record

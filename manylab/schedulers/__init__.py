@@ -1,0 +1,1 @@
+"""Schedulers run a study's points: locally (default) or as Slurm job arrays."""

@@ -1,0 +1,45 @@
+"""The default scheduler: a pool of local worker threads, each driving one QEMU at a time."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from manylab import plan, runner
+from manylab import spec as specs
+from manylab.errors import LabError
+from manylab.progress import Progress
+from manylab.schedulers.base import PointState, Scheduler, StudyJobs
+
+
+class LocalScheduler(Scheduler):
+    name = "local"
+
+    def __init__(self, jobs: int = 1) -> None:
+        self.jobs = max(1, jobs)
+
+    def submit(self, work: StudyJobs) -> int:
+        spec = specs.load(work.spec_path, work.options.get("profile") or None)
+        by_id = {p.id: p for p in plan.points(spec)}
+        chosen = [by_id[job.point_id] for job in work.jobs]
+        progress = Progress(len(chosen), f"{spec.name}")
+        root = work.results_dir.parent
+
+        def one(point: plan.Point) -> bool:
+            progress.start(point.id)
+            try:
+                result = runner.run_point(spec, point, root)
+            except LabError as error:
+                progress.finish(point.id, False, str(error))
+                raise
+            ok = result["status"] == "ok"
+            progress.finish(point.id, ok, "" if ok else str(result["reason"]))
+            return ok
+
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            outcomes = list(pool.map(one, chosen))
+        progress.close()
+        return 0 if all(outcomes) else 1
+
+    def states(self, results_dir: Path) -> dict[str, PointState]:
+        return {}

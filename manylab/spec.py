@@ -1,0 +1,336 @@
+"""Study specs (runs/*.toml): schema, validation and expansion into a matrix of points.
+
+A key given a list where the schema expects one value sweeps over that list; the sweeps of a
+spec multiply into its matrix. Every error names the file, the key and what is allowed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from manylab.errors import LabError
+
+MAX_VCPUS = {"x86_64": 255, "arm64": 512}
+SIZE = re.compile(r"^(\d+)([KMGT]?)i?B?$", re.IGNORECASE)
+SIZE_UNITS = {"": 1 << 20, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes in '512M', '2G', '4096K' or a plain number of MiB."""
+    if isinstance(text, int):
+        return text << 20
+    match = SIZE.match(text.strip())
+    if not match:
+        raise ValueError(f"'{text}' is not a size like 512M or 2G")
+    return int(match.group(1)) * SIZE_UNITS[match.group(2).upper()]
+
+
+@dataclass(frozen=True)
+class Field:
+    kind: type | tuple[type, ...]
+    default: Any
+    sweep: bool = True
+    choices: tuple[Any, ...] = ()
+    check: Callable[[Any], str | None] | None = None
+    doc: str = ""
+
+
+def _size_check(value: Any) -> str | None:
+    try:
+        parse_size(value)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def _positive(value: Any) -> str | None:
+    return None if value >= 1 else "must be at least 1"
+
+
+SCHEMA: dict[str, dict[str, Field]] = {
+    "study": {
+        "name": Field(str, None, sweep=False, doc="results go to runs/<name>/ (default: file stem)"),
+        "description": Field(str, "", sweep=False),
+        "repeats": Field(int, 1, sweep=False, check=_positive, doc="boots per point"),
+        "timeout_s": Field(int, 0, sweep=False,
+                           doc="per-run limit; 0 = derived from vCPUs, arch and plugin mode"),
+    },
+    "kernel": {
+        "variant": Field(str, "stock", doc="a folder of kernel-patches/ with a series"),
+        "fragments": Field(list, [], doc="extra config fragments, e.g. ['debug']"),
+        "cmdline": Field(str, "", doc="extra kernel parameters, appended after the lab's"),
+        "sysctl": Field(dict, {}, sweep=False, doc="written to /proc/sys before the workload"),
+    },
+    "machine": {
+        "arch": Field(str, "x86_64", choices=("x86_64", "arm64")),
+        "vcpus": Field(int, 1, check=_positive),
+        "memory": Field((str, int), "512M", check=_size_check),
+        "numa": Field(list, [], sweep=False,
+                      doc="nodes: [{size='256M', cpus='0-3', device='dram'}, ...]"),
+        "tcg": Field(str, "single", choices=("single", "multi")),
+        "cpu": Field(str, "", doc="QEMU -cpu model (default per arch)"),
+        "reproducible": Field(bool, False, doc="icount mode (arm64, or x86 with 1 vCPU)"),
+    },
+    "workload": {
+        "name": Field(str, None),
+        "fs": Field(str, "tmpfs", choices=("tmpfs", "ext2")),
+        "disk": Field((str, int), "1G", check=_size_check, doc="virtio disk size for fs='ext2'"),
+        "args": Field(dict, {}, sweep=False, doc="workload arguments; a list value sweeps"),
+    },
+    "plugin": {
+        "enabled": Field(bool, False),
+        "preset": Field(str, "tiny-4"),
+        "mode": Field(str, "full", choices=("count", "full")),
+        "roi": Field(bool, True, doc="model memory only inside ROI markers"),
+        "checker": Field(bool, False),
+        "set": Field(dict, {}, sweep=False, doc="preset overrides, e.g. {'l2.size_kib'=512}"),
+    },
+    "slurm": {
+        "partition": Field(str, "", sweep=False),
+        "account": Field(str, "", sweep=False),
+        "qos": Field(str, "", sweep=False),
+        "time_min": Field(int, 0, sweep=False, doc="0 = derived from the point"),
+        "mem_mb": Field(int, 0, sweep=False, doc="0 = derived from the point"),
+        "cpus": Field(int, 0, sweep=False, doc="0 = 1 (single-threaded TCG) or vCPUs (multi)"),
+        "max_array": Field(int, 1000, sweep=False, check=_positive),
+        "throttle": Field(int, 0, sweep=False, doc="%N: tasks running at once; 0 = no limit"),
+        "setup": Field(list, [], sweep=False, doc="shell lines run before each task"),
+    },
+}
+SECTIONS = tuple(SCHEMA) + ("profiles",)
+NODE_KEYS = {"size", "cpus", "device"}
+DEVICES = ("dram", "mcdram", "pcm")
+
+
+@dataclass(frozen=True)
+class Spec:
+    path: Path
+    name: str
+    description: str
+    repeats: int
+    timeout_s: int
+    base: dict[str, dict[str, Any]]
+    sweeps: dict[str, list[Any]]  # dotted key -> values, in spec order
+    slurm: dict[str, Any]
+
+
+class SpecError(LabError):
+    pass
+
+
+def _type_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = {str: "a string", int: "an integer", bool: "true or false", list: "a list",
+             dict: "a table"}
+    return " or ".join(names[k] for k in kinds)
+
+
+def _is_kind(value: Any, kind: type | tuple[type, ...]) -> bool:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool):
+        return bool in kinds
+    return isinstance(value, kinds)
+
+
+def _check_value(where: str, value: Any, spec_field: Field) -> None:
+    if not _is_kind(value, spec_field.kind):
+        raise SpecError(f"{where}: {value!r} is not {_type_name(spec_field.kind)}")
+    if spec_field.choices and value not in spec_field.choices:
+        allowed = ", ".join(repr(c) for c in spec_field.choices)
+        raise SpecError(f"{where}: {value!r} is not allowed (allowed: {allowed})")
+    if spec_field.check and (problem := spec_field.check(value)):
+        raise SpecError(f"{where}: {problem}")
+
+
+def _split_sweep(where: str, value: Any, spec_field: Field) -> list[Any] | None:
+    """The list of values if `value` sweeps, else None (after checking it as one value)."""
+    sweeping = isinstance(value, list) and (spec_field.kind is not list or
+                                            (value and all(isinstance(v, list) for v in value)))
+    if sweeping:
+        if not spec_field.sweep:
+            raise SpecError(f"{where}: takes one value, not a list to sweep")
+        if not value:
+            raise SpecError(f"{where}: an empty list sweeps over nothing")
+        for item in value:
+            _check_value(where, item, spec_field)
+        return list(value)
+    _check_value(where, value, spec_field)
+    return None
+
+
+def load(path: Path, profile: str | None = None) -> Spec:
+    try:
+        raw = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such study spec") from None
+    except tomllib.TOMLDecodeError as error:
+        raise SpecError(f"{path}: not valid TOML: {error}") from None
+    return parse(raw, path, profile)
+
+
+def _apply_profile(raw: dict[str, Any], path: Path, profile: str) -> None:
+    profiles = raw.get("profiles", {})
+    if profile not in profiles:
+        known = ", ".join(sorted(profiles)) or "none"
+        raise SpecError(f"{path}: no profile '{profile}' (profiles: {known})")
+    for dotted, value in profiles[profile].items():
+        section, _, key = dotted.partition(".")
+        if section not in SCHEMA or not key:
+            raise SpecError(f"{path}: [profiles.{profile}] '{dotted}' is not section.key")
+        target = raw.setdefault(section, {})
+        parts = key.split(".")
+        for part in parts[:-1]:
+            target = target.setdefault(part, {})
+        target[parts[-1]] = value
+
+
+def parse(raw: dict[str, Any], path: Path, profile: str | None = None) -> Spec:
+    for section in raw:
+        if section not in SECTIONS:
+            raise SpecError(f"{path}: unknown section [{section}] (allowed: {', '.join(SECTIONS)})")
+    if profile:
+        _apply_profile(raw, path, profile)
+    base: dict[str, dict[str, Any]] = {}
+    sweeps: dict[str, list[Any]] = {}
+    for section, fields in SCHEMA.items():
+        given = raw.get(section, {})
+        if not isinstance(given, dict):
+            raise SpecError(f"{path}: [{section}] must be a table")
+        for key in given:
+            if key not in fields:
+                raise SpecError(f"{path}: [{section}] unknown key '{key}' "
+                                f"(allowed: {', '.join(fields)})")
+        values: dict[str, Any] = {}
+        for key, spec_field in fields.items():
+            where = f"{path}: [{section}] {key}"
+            if key not in given:
+                if spec_field.default is None and section in ("workload",) and key == "name":
+                    raise SpecError(f"{where}: required")
+                values[key] = spec_field.default
+                continue
+            swept = _split_sweep(where, given[key], spec_field)
+            if swept is not None:
+                sweeps[f"{section}.{key}"] = swept
+                values[key] = swept[0]
+            else:
+                values[key] = given[key]
+        base[section] = values
+    for key, value in base["workload"]["args"].items():
+        if isinstance(value, list):
+            if not value:
+                raise SpecError(f"{path}: [workload] args.{key}: an empty list sweeps over nothing")
+            sweeps[f"workload.args.{key}"] = value
+    for key, value in base["plugin"]["set"].items():
+        if isinstance(value, list):
+            sweeps[f"plugin.set.{key}"] = value
+    _check_numa(path, base["machine"]["numa"])
+    study = base.pop("study")
+    slurm = base.pop("slurm")
+    return Spec(path, study["name"] or path.stem, study["description"], study["repeats"],
+                study["timeout_s"], base, sweeps, slurm)
+
+
+def _check_numa(path: Path, nodes: list[Any]) -> None:
+    for index, node in enumerate(nodes):
+        where = f"{path}: [machine] numa[{index}]"
+        if not isinstance(node, dict):
+            raise SpecError(f"{where}: must be a table like {{size='256M', cpus='0-3'}}")
+        unknown = set(node) - NODE_KEYS
+        if unknown:
+            raise SpecError(f"{where}: unknown key '{sorted(unknown)[0]}' "
+                            f"(allowed: {', '.join(sorted(NODE_KEYS))})")
+        if "size" not in node:
+            raise SpecError(f"{where}: size is required")
+        if problem := _size_check(node["size"]):
+            raise SpecError(f"{where}: size {problem}")
+        if node.get("device", "dram") not in DEVICES:
+            raise SpecError(f"{where}: device '{node['device']}' is not one of {', '.join(DEVICES)}")
+        if "cpus" in node:
+            try:
+                parse_cpus(str(node["cpus"]))
+            except ValueError as error:
+                raise SpecError(f"{where}: cpus {error}") from None
+
+
+def parse_cpus(text: str) -> list[int]:
+    """'0-3,6' -> [0, 1, 2, 3, 6]."""
+    cpus: list[int] = []
+    for part in text.split(","):
+        first, dash, last = part.strip().partition("-")
+        if not first.isdigit() or (dash and not last.isdigit()):
+            raise ValueError(f"'{text}' is not a list like '0-3,6'")
+        cpus.extend(range(int(first), int(last if dash else first) + 1))
+    return cpus
+
+
+def _assign(point: dict[str, Any], dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    target = point
+    for part in parts[:-1]:
+        target = target[part]
+    target[parts[-1]] = value
+
+
+def _deep_copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _deep_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_deep_copy(v) for v in value]
+    return value
+
+
+def expand(spec: Spec) -> Iterator[dict[str, Any]]:
+    """Every point of the matrix, in spec order, repeats innermost."""
+    keys = list(spec.sweeps)
+    for combo in itertools.product(*(spec.sweeps[k] for k in keys)):
+        point = _deep_copy(spec.base)
+        for key, value in zip(keys, combo, strict=True):
+            _assign(point, key, value)
+        _substitute(point)
+        for repeat in range(spec.repeats):
+            yield {**_deep_copy(point), "repeat": repeat}
+
+
+def _substitute(point: dict[str, Any]) -> None:
+    """'{vcpus}' in a workload argument stands for the point's vCPU count."""
+    vcpus = point["machine"]["vcpus"]
+    for key, value in point["workload"]["args"].items():
+        if isinstance(value, str) and "{vcpus}" in value:
+            text = value.replace("{vcpus}", str(vcpus))
+            point["workload"]["args"][key] = int(text) if text.isdigit() else text
+
+
+def check_point(spec: Spec, point: dict[str, Any]) -> None:
+    """Checks that depend on several keys at once, made before anything builds."""
+    machine = point["machine"]
+    arch, vcpus = machine["arch"], machine["vcpus"]
+    where = f"{spec.path}: [machine]"
+    if vcpus > MAX_VCPUS[arch]:
+        hint = " (use arch = 'arm64' for up to 512)" if arch == "x86_64" else ""
+        raise SpecError(f"{where} vcpus: {vcpus} is above the {arch} limit of "
+                        f"{MAX_VCPUS[arch]}{hint}")
+    if machine["reproducible"] and arch == "x86_64" and vcpus > 1:
+        raise SpecError(f"{where} reproducible: QEMU 7.2 x86 TCG hangs at SMP bring-up under "
+                        "icount; use arch = 'arm64' or vcpus = 1")
+    if machine["reproducible"] and machine["tcg"] == "multi":
+        raise SpecError(f"{where} reproducible: needs tcg = 'single'")
+    nodes = machine["numa"]
+    if nodes:
+        total = sum(parse_size(n["size"]) for n in nodes)
+        if total != parse_size(machine["memory"]):
+            raise SpecError(f"{where} numa: node sizes add up to {total >> 20} MiB, memory is "
+                            f"{parse_size(machine['memory']) >> 20} MiB")
+        seen: list[int] = []
+        for node in nodes:
+            seen.extend(parse_cpus(str(node["cpus"])) if "cpus" in node else [])
+        if sorted(seen) != list(range(vcpus)):
+            raise SpecError(f"{where} numa: the nodes' cpus must cover 0-{vcpus - 1} exactly once")
+    from manylab.workloads import check_args  # workloads imports spec helpers
+
+    check_args(spec.path, point["workload"]["name"], point["workload"]["args"])

@@ -1,0 +1,92 @@
+import shutil
+from pathlib import Path
+
+import pytest
+
+from manylab import kernel
+from manylab.errors import LabError
+
+needs_source = pytest.mark.skipif(not kernel.SOURCE_TARBALL.exists(),
+                                  reason="linux-source-6.1 not installed")
+
+
+@pytest.fixture
+def patches_root(tmp_path, monkeypatch):
+    """A private copy of kernel-patches/ the tests may edit."""
+    root = tmp_path / "kernel-patches"
+    shutil.copytree(kernel.KERNEL_PATCHES, root)
+    monkeypatch.setattr(kernel, "KERNEL_PATCHES", root)
+    return root
+
+
+def add_variant(root: Path, name: str, patch_text: str) -> Path:
+    folder = root / name
+    folder.mkdir()
+    (folder / "0001-test.patch").write_text(patch_text)
+    (folder / "series").write_text("# test\n0001-test.patch\n")
+    return folder / "0001-test.patch"
+
+
+PATCH = """--- a/README
++++ b/README
+@@ -1,1 +1,1 @@
+-Linux kernel
++Linux kernel, patched
+"""
+
+
+@needs_source
+def test_key_changes_with_patch_bytes_config_and_arch(patches_root):
+    patch = add_variant(patches_root, "toy", PATCH)
+    base = kernel.resolve(kernel.KernelRequest("toy", "x86_64")).key
+    assert kernel.resolve(kernel.KernelRequest("toy", "x86_64")).key == base
+    patch.write_text(PATCH.replace("patched", "patched twice"))
+    changed_patch = kernel.resolve(kernel.KernelRequest("toy", "x86_64")).key
+    assert changed_patch != base
+    with_debug = kernel.resolve(kernel.KernelRequest("toy", "x86_64", ("debug",))).key
+    assert with_debug not in (base, changed_patch)
+    assert kernel.resolve(kernel.KernelRequest("toy", "arm64")).key != changed_patch
+    (patches_root / "lab/config/base.config").write_text(
+        (patches_root / "lab/config/base.config").read_text() + "CONFIG_PRINTK=y\n")
+    assert kernel.resolve(kernel.KernelRequest("toy", "x86_64")).key != changed_patch
+
+
+@needs_source
+def test_stock_is_the_empty_series(patches_root):
+    inputs = kernel.resolve(kernel.KernelRequest("stock", "x86_64"))
+    assert inputs.patches == []
+    assert inputs.source_version.startswith("6.1.")
+
+
+@needs_source
+def test_unknown_variant_and_fragment_are_named(patches_root):
+    with pytest.raises(LabError, match="kernel variant 'nope' has no kernel-patches/nope/series"):
+        kernel.resolve(kernel.KernelRequest("nope", "x86_64"))
+    with pytest.raises(LabError, match="config fragment 'fast' not found"):
+        kernel.resolve(kernel.KernelRequest("stock", "x86_64", ("fast",)))
+
+
+def test_series_names_a_missing_patch(patches_root):
+    (patches_root / "ghost").mkdir()
+    (patches_root / "ghost" / "series").write_text("0001-missing.patch\n")
+    with pytest.raises(LabError, match="series:1: patch file 0001-missing.patch does not exist"):
+        kernel.read_series("ghost")
+
+
+def test_a_patch_that_does_not_apply_names_patch_file_and_hunk(patches_root, tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "README").write_text("Something else entirely\n")
+    patch = add_variant(patches_root, "bad", PATCH)
+    with pytest.raises(LabError) as caught:
+        kernel.apply_patch(tree, kernel.PatchFile(patch, "x"))
+    message = str(caught.value)
+    assert "kernel-patches/bad/0001-test.patch does not apply" in message
+    assert "README hunk #1 at line 1" in message
+
+
+def test_config_options_that_kconfig_dropped_are_listed():
+    wanted = kernel.requested_options("CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=256\n")
+    final = "CONFIG_A=y\nCONFIG_B=y\nCONFIG_C=64\n"
+    assert kernel.dropped_options(wanted, final) == ["CONFIG_B=n", "CONFIG_C=256"]
+    assert kernel.dropped_options({"CONFIG_D": "n"}, "") == []

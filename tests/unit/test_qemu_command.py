@@ -1,0 +1,67 @@
+from pathlib import Path
+
+from manylab import plan, plugin, qemu
+from manylab import spec as specs
+from manylab.workloads import command_line, run_script
+
+GIB = 1 << 30
+
+
+def test_small_x86_machine_keeps_ram_below_4g():
+    nodes = [{"size": "1G", "device": "dram"}, {"size": "1G", "device": "pcm"}]
+    assert qemu.memory_map("x86_64", nodes) == [
+        qemu.MemRange("dram", 0, GIB), qemu.MemRange("pcm", GIB, GIB)]
+
+
+def test_large_x86_machine_splits_around_the_pci_hole():
+    nodes = [{"size": "1G", "device": "dram"}, {"size": "3G", "device": "pcm"}]
+    assert qemu.memory_map("x86_64", nodes) == [
+        qemu.MemRange("dram", 0, GIB),
+        qemu.MemRange("pcm", GIB, GIB),
+        qemu.MemRange("pcm", 4 * GIB, 2 * GIB)]
+
+
+def test_arm64_ram_starts_at_1g():
+    nodes = [{"size": "256M"}, {"size": "768M", "device": "pcm"}]
+    assert qemu.memory_map("arm64", nodes) == [
+        qemu.MemRange("dram", GIB, 256 << 20), qemu.MemRange("pcm", GIB + (256 << 20), 768 << 20)]
+
+
+def point(write_spec, extra: str = "") -> dict:
+    spec = specs.load(write_spec('[workload]\nname = "pwriter"\nargs = {procs = 2, '
+                                 'fsync = true, read = false}\n' + extra))
+    return plan.points(spec)[0].params
+
+
+def test_command_line_has_numa_nodes_and_plugin(write_spec, monkeypatch):
+    monkeypatch.setattr(qemu, "require_tool", lambda name, package: f"/usr/bin/{name}")
+    params = point(write_spec, "[machine]\nvcpus = 4\nmemory = '1G'\n"
+                   "numa = [{size='512M', cpus='0-1,3'}, {size='512M', cpus='2', device='pcm'}]\n")
+    argv = qemu.command(params, Path("/k/vmlinux"), Path("/i.cpio"), None, "/p.so,out=/s.json")
+    text = " ".join(argv)
+    assert argv[:3] == ["/usr/bin/qemu-system-x86_64", "-M", "q35"]
+    assert "-smp 4 -m 1024M" in text
+    assert "-numa node,nodeid=0,memdev=mem0,cpus=0-1,cpus=3" in text
+    assert "-numa node,nodeid=1,memdev=mem1,cpus=2" in text
+    assert "-plugin /p.so,out=/s.json" in text
+    assert "console=ttyS0 panic=-1" in argv[argv.index("-append") + 1]
+
+
+def test_plugin_arguments_carry_memory_devices_and_overrides(write_spec):
+    params = point(write_spec, "[machine]\nmemory = '1G'\n"
+                   "numa = [{size='512M', cpus='0'}, {size='512M', device='pcm'}]\n"
+                   "[plugin]\nenabled = true\npreset = 'knl-64'\nset = {'l2.size_kib' = 512}\n")
+    args = plugin.arguments(params, Path("/r/stats.json"), Path("/k/System.map"))
+    assert args == ["out=/r/stats.json", "preset=knl-64", "mode=full", "roi=on", "checker=off",
+                    "sysmap=/k/System.map", "mem=dram:0x0:0x20000000",
+                    "mem=pcm:0x20000000:0x20000000", "set.l2.size_kib=512"]
+    assert plugin.qemu_argument(Path("/p.so"), ["a=x,y"]) == "/p.so,a=x,,y"
+
+
+def test_workload_command_and_run_script(write_spec):
+    params = point(write_spec, "[kernel]\nsysctl = {'vm.dirty_ratio' = 5}\n")
+    assert command_line("pwriter", params["workload"]["args"]) == \
+        'pwriter --procs 2 --fsync --dir "$MANYLAB_WORKDIR"'
+    script = run_script(params)
+    assert "manylab_workdir tmpfs" in script
+    assert "echo 5 > /proc/sys/vm/dirty_ratio" in script

@@ -1,0 +1,128 @@
+from pathlib import Path
+
+import pytest
+
+from manylab import plan
+from manylab import spec as specs
+from manylab.errors import LabError
+
+MINIMAL = """
+[workload]
+name = "pwriter"
+"""
+
+
+def test_defaults_fill_a_minimal_spec(write_spec):
+    spec = specs.load(write_spec(MINIMAL))
+    points = plan.points(spec)
+    assert len(points) == 1
+    params = points[0].params
+    assert params["kernel"]["variant"] == "stock"
+    assert params["machine"] == {"arch": "x86_64", "vcpus": 1, "memory": "512M", "numa": [],
+                                 "tcg": "single", "cpu": "", "reproducible": False}
+    assert spec.name == "study"
+
+
+def test_lists_expand_into_a_matrix_in_spec_order(write_spec):
+    spec = specs.load(write_spec("""
+[study]
+repeats = 2
+[kernel]
+variant = ["stock", "stock"]
+fragments = [[], ["debug"]]
+[machine]
+vcpus = [1, 4]
+[workload]
+name = "pwriter"
+args = { procs = "{vcpus}", pattern = ["seq", "rand"] }
+"""))
+    expanded = list(specs.expand(spec))
+    assert len(expanded) == 2 * 2 * 2 * 2 * 2
+    first = expanded[0]
+    assert first["kernel"]["fragments"] == [] and first["machine"]["vcpus"] == 1
+    assert first["workload"]["args"] == {"procs": 1, "pattern": "seq"}
+    assert [p["repeat"] for p in expanded[:2]] == [0, 1]
+    assert expanded[2]["workload"]["args"]["pattern"] == "rand"
+    assert expanded[4]["machine"]["vcpus"] == 4 and expanded[4]["workload"]["args"]["procs"] == 4
+    # the two identical variants collapse into one set of point ids
+    assert len(plan.points(spec)) == 16
+
+
+def test_a_single_list_valued_key_is_not_a_sweep(write_spec):
+    spec = specs.load(write_spec(MINIMAL + '[kernel]\nfragments = ["debug", "lockstat"]\n'))
+    assert spec.sweeps == {}
+    assert spec.base["kernel"]["fragments"] == ["debug", "lockstat"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[machine]\nvcpu = 4\n" + MINIMAL, "[machine] unknown key 'vcpu' (allowed: arch, vcpus"),
+    ("[machines]\n" + MINIMAL, "unknown section [machines]"),
+    ("[machine]\nvcpus = 'four'\n" + MINIMAL, "[machine] vcpus: 'four' is not an integer"),
+    ("[machine]\nvcpus = true\n" + MINIMAL, "[machine] vcpus: True is not an integer"),
+    ("[machine]\narch = 'riscv'\n" + MINIMAL, "'riscv' is not allowed (allowed: 'x86_64', 'arm64')"),
+    ("[machine]\nvcpus = 256\n" + MINIMAL, "vcpus: 256 is above the x86_64 limit of 255"),
+    ("[machine]\narch='arm64'\nvcpus = 513\n" + MINIMAL, "above the arm64 limit of 512"),
+    ("[machine]\nmemory = '12 parsecs'\n" + MINIMAL, "memory: '12 parsecs' is not a size"),
+    ("[machine]\nvcpus = []\n" + MINIMAL, "an empty list sweeps over nothing"),
+    ("[study]\nrepeats = [1, 2]\n" + MINIMAL, "[study] repeats: takes one value"),
+    ("[machine]\nvcpus = 2\nreproducible = true\n" + MINIMAL, "hangs at SMP bring-up"),
+    ("[workload]\nname = 'nope'\n", "unknown workload 'nope'"),
+    ("[workload]\nname = 'pwriter'\nargs = { prcs = 2 }\n", "'pwriter' has no argument 'prcs'"),
+    ("[workload]\nname = 'pwriter'\nargs = { pattern = 'zigzag' }\n", "'zigzag' is not one of"),
+    ("[workload]\n", "[workload] name: required"),
+    ("[machine]\nvcpus = 2\nmemory = '512M'\nnuma = [{size='256M', cpus='0'}, {size='128M'}]\n"
+     + MINIMAL, "node sizes add up to 384 MiB, memory is 512 MiB"),
+    ("[machine]\nvcpus = 2\nmemory = '512M'\nnuma = [{size='256M', cpus='0'}, {size='256M'}]\n"
+     + MINIMAL, "cpus must cover 0-1 exactly once"),
+    ("[machine]\nnuma = [{size='256M', device='flash'}]\n" + MINIMAL, "device 'flash' is not"),
+    ("this is = not toml", "not valid TOML"),
+])
+def test_errors_name_file_key_and_what_is_allowed(write_spec, text, message):
+    path = write_spec(text)
+    with pytest.raises(LabError) as caught:
+        plan.points(specs.load(path))
+    assert str(path) in str(caught.value)
+    assert message in str(caught.value)
+
+
+def test_profiles_override_dotted_keys(write_spec):
+    path = write_spec(MINIMAL + """
+[machine]
+vcpus = [1, 2]
+[profiles.full]
+"machine.vcpus" = [8, 16, 32]
+"workload.args.size" = "1G"
+""")
+    spec = specs.load(path, "full")
+    assert spec.sweeps["machine.vcpus"] == [8, 16, 32]
+    assert spec.base["workload"]["args"]["size"] == "1G"
+    with pytest.raises(LabError, match="no profile 'huge' \\(profiles: full\\)"):
+        specs.load(path, "huge")
+
+
+def test_point_ids_are_stable_and_change_with_any_parameter(write_spec):
+    a = plan.points(specs.load(write_spec(MINIMAL + "[machine]\nvcpus = [1, 2]\n", "a.toml")))
+    b = plan.points(specs.load(write_spec(MINIMAL + "[machine]\nvcpus = [2, 1]\n", "b.toml")))
+    assert {p.id for p in a} == {p.id for p in b}
+    c = plan.points(specs.load(write_spec(MINIMAL + "[machine]\nvcpus = [1, 2]\nmemory='1G'\n",
+                                          "c.toml")))
+    assert not {p.id for p in a} & {p.id for p in c}
+    assert a[0].id.startswith("stock-x86_64-1c-pwriter-r0-")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("512M", 512 << 20), ("2G", 2 << 30), ("4096K", 4 << 20), (64, 64 << 20), ("1GiB", 1 << 30),
+])
+def test_sizes(text, expected):
+    assert specs.parse_size(text) == expected
+
+
+def test_cpu_lists():
+    assert specs.parse_cpus("0-3,6") == [0, 1, 2, 3, 6]
+    with pytest.raises(ValueError):
+        specs.parse_cpus("a-b")
+
+
+def test_checked_in_specs_are_valid():
+    for path in sorted(Path(__file__).resolve().parents[2].joinpath("runs").glob("*.toml")):
+        assert plan.points(specs.load(path)), path

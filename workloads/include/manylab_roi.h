@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Region-of-interest markers for the manylab QEMU plugin.
+ *
+ * Each marker is one architectural no-op whose immediate carries an opcode and an argument:
+ *   x86-64: nopl 0x4d4cOOAA(%rax,%rax,1)  = 0f 1f 84 00 AA OO 4c 4d
+ *   arm64:  movz xzr, #0xOOAA, lsl #48     = 0xd2e00000 | (0xOOAA << 5) | 31
+ * OO is the opcode (1 begin, 2 end, 3 phase) and AA its argument (region or phase number).
+ * The plugin recognises the bytes at translation time; without the plugin they cost one cycle.
+ */
+#ifndef MANYLAB_ROI_H
+#define MANYLAB_ROI_H
+
+#define MANYLAB_ROI_OP_BEGIN 1
+#define MANYLAB_ROI_OP_END 2
+#define MANYLAB_ROI_OP_PHASE 3
+
+#define MANYLAB_ROI_STR2(x) #x
+#define MANYLAB_ROI_STR(x) MANYLAB_ROI_STR2(x)
+
+#if defined(__x86_64__)
+#define MANYLAB_ROI_MARK(op, arg)                                                    \
+	__asm__ __volatile__(".byte 0x0f, 0x1f, 0x84, 0x00, " MANYLAB_ROI_STR(arg) ", " \
+			     MANYLAB_ROI_STR(op) ", 0x4c, 0x4d" ::: "memory")
+#elif defined(__aarch64__)
+#define MANYLAB_ROI_MARK(op, arg)                                          \
+	__asm__ __volatile__("movz xzr, #((" MANYLAB_ROI_STR(op) " << 8) | " \
+			     MANYLAB_ROI_STR(arg) "), lsl #48" ::: "memory")
+#else
+#define MANYLAB_ROI_MARK(op, arg) do { } while (0)
+#endif
+
+/* Begin and end of region n (0..255); region 0 is "roi". */
+#define manylab_roi_begin(n) MANYLAB_ROI_MARK(MANYLAB_ROI_OP_BEGIN, n)
+#define manylab_roi_end(n) MANYLAB_ROI_MARK(MANYLAB_ROI_OP_END, n)
+/* Start of named phase n (0..255) inside the current region. */
+#define manylab_roi_phase(n) MANYLAB_ROI_MARK(MANYLAB_ROI_OP_PHASE, n)
+
+#endif

@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pwriter: parallel file writer/reader, file per process (like IOR's file-per-process mode).
+ *
+ * N processes each write SIZE bytes to their own file in BLOCK-sized requests, sequentially or
+ * in a random permutation of blocks, optionally fsync, then optionally read everything back and
+ * verify every byte. Throughput is measured in guest time (CLOCK_MONOTONIC): aggregate =
+ * all bytes / (last finish - first start), as IOR reports it. One result line on stdout:
+ *   MANYLAB-RESULT {json}
+ * The write and read phases run inside ROI region 0, as phases 1 (write) and 2 (read).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "manylab_roi.h"
+
+#define MAX_PROCS 1024
+
+struct options {
+	int procs;
+	uint64_t size;
+	uint32_t block;
+	int random;
+	int do_fsync;
+	int do_write;
+	int do_read;
+	int keep;
+	uint64_t seed;
+	const char *dir;
+};
+
+struct phase_report {
+	double start;
+	double end;
+	uint64_t bytes;
+	uint64_t mismatches;
+	int error;
+};
+
+struct proc_report {
+	struct phase_report write;
+	struct phase_report read;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: pwriter [options]\n"
+		"  -n, --procs N      writer processes, one file each (default 1, max %d)\n"
+		"  -s, --size BYTES   bytes per process, suffix K/M/G allowed (default 8M)\n"
+		"  -b, --block BYTES  request size (default 4096)\n"
+		"  -p, --pattern P    seq or rand (random permutation of blocks) (default seq)\n"
+		"  -d, --dir DIR      directory for the files (default /tmp)\n"
+		"  -f, --fsync        fsync each file after writing\n"
+		"  -r, --read         read back and verify after the write phase\n"
+		"  -R, --read-only    only read and verify files a previous run kept\n"
+		"  -k, --keep         keep the files\n"
+		"  -S, --seed N       seed of the random block order (default 1)\n"
+		"  -h, --help         this text\n"
+		"Prints one line: MANYLAB-RESULT {json}; exits 1 on any I/O error or mismatch.\n",
+		MAX_PROCS);
+}
+
+static int parse_size(const char *text, uint64_t *out)
+{
+	char *end;
+	unsigned long long value = strtoull(text, &end, 10);
+
+	if (end == text)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': value <<= 10; end++; break;
+	case 'm': case 'M': value <<= 20; end++; break;
+	case 'g': case 'G': value <<= 30; end++; break;
+	default: break;
+	}
+	if (*end != '\0')
+		return -1;
+	*out = value;
+	return 0;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The byte at offset `pos` of file `id`: a cheap hash so that misplaced blocks are caught. */
+static inline uint8_t pattern_byte(int id, uint64_t pos)
+{
+	uint64_t x = pos * 0x9e3779b97f4a7c15ull + (uint64_t)id * 0xbf58476d1ce4e5b9ull;
+
+	return (uint8_t)(x >> 56);
+}
+
+static void fill_block(uint8_t *buf, uint32_t len, int id, uint64_t offset)
+{
+	for (uint32_t i = 0; i < len; i++)
+		buf[i] = pattern_byte(id, offset + i);
+}
+
+static uint64_t splitmix(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t *block_order(const struct options *o, int id, uint64_t nblocks)
+{
+	uint64_t *order = malloc(nblocks * sizeof(*order));
+	uint64_t state = o->seed * 1000003u + (uint64_t)id;
+
+	if (!order)
+		return NULL;
+	for (uint64_t i = 0; i < nblocks; i++)
+		order[i] = i;
+	if (o->random) {
+		for (uint64_t i = nblocks; i > 1; i--) {
+			uint64_t j = splitmix(&state) % i;
+			uint64_t t = order[i - 1];
+
+			order[i - 1] = order[j];
+			order[j] = t;
+		}
+	}
+	return order;
+}
+
+static void file_name(char *out, size_t len, const struct options *o, int id)
+{
+	snprintf(out, len, "%s/pwriter.%d", o->dir, id);
+}
+
+static void write_phase(const struct options *o, int id, const uint64_t *order, uint64_t nblocks,
+			uint8_t *buf, struct phase_report *rep)
+{
+	char path[4096];
+	int fd;
+
+	file_name(path, sizeof(path), o, id);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		rep->error = errno;
+		return;
+	}
+	rep->start = now_seconds();
+	for (uint64_t i = 0; i < nblocks; i++) {
+		uint64_t offset = order[i] * o->block;
+
+		fill_block(buf, o->block, id, offset);
+		if (pwrite(fd, buf, o->block, (off_t)offset) != (ssize_t)o->block) {
+			rep->error = errno ? errno : EIO;
+			break;
+		}
+		rep->bytes += o->block;
+	}
+	if (o->do_fsync && !rep->error && fsync(fd) != 0)
+		rep->error = errno;
+	rep->end = now_seconds();
+	close(fd);
+}
+
+static void read_phase(const struct options *o, int id, const uint64_t *order, uint64_t nblocks,
+		       uint8_t *buf, struct phase_report *rep)
+{
+	char path[4096];
+	int fd;
+
+	file_name(path, sizeof(path), o, id);
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		rep->error = errno;
+		return;
+	}
+	rep->start = now_seconds();
+	for (uint64_t i = 0; i < nblocks; i++) {
+		uint64_t offset = order[i] * o->block;
+
+		if (pread(fd, buf, o->block, (off_t)offset) != (ssize_t)o->block) {
+			rep->error = errno ? errno : EIO;
+			break;
+		}
+		for (uint32_t k = 0; k < o->block; k++)
+			rep->mismatches += buf[k] != pattern_byte(id, offset + k);
+		rep->bytes += o->block;
+	}
+	rep->end = now_seconds();
+	close(fd);
+}
+
+struct gates {
+	int start;	/* read end: EOF when the parent releases the writers */
+	int reads;	/* read end: EOF when every writer has finished */
+	int written;	/* write end: one byte per child after its write phase */
+	int report;	/* write end: the child's struct proc_report */
+};
+
+static void wait_gate(int fd)
+{
+	char byte;
+
+	while (read(fd, &byte, 1) > 0)
+		;
+}
+
+static void child_main(const struct options *o, int id, const struct gates *g)
+{
+	struct proc_report rep;
+	uint64_t nblocks = o->size / o->block;
+	uint64_t *order = block_order(o, id, nblocks);
+	uint8_t *buf = malloc(o->block);
+
+	memset(&rep, 0, sizeof(rep));
+	wait_gate(g->start);
+	if (!order || !buf)
+		rep.write.error = ENOMEM;
+	else if (o->do_write)
+		write_phase(o, id, order, nblocks, buf, &rep.write);
+	if (write(g->written, "w", 1) != 1)
+		_exit(2);
+	wait_gate(g->reads);
+	if (o->do_read && !rep.write.error)
+		read_phase(o, id, order, nblocks, buf, &rep.read);
+	if (!o->keep) {
+		char path[4096];
+
+		file_name(path, sizeof(path), o, id);
+		unlink(path);
+	}
+	if (write(g->report, &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
+		_exit(2);
+	_exit(0);
+}
+
+struct phase_summary {
+	double seconds;
+	double aggregate_mib_s;
+	uint64_t bytes;
+	uint64_t mismatches;
+	int errors;
+};
+
+static struct phase_summary summarise(const struct phase_report *reps[], int n)
+{
+	struct phase_summary s = { 0 };
+	double first = 0, last = 0;
+
+	for (int i = 0; i < n; i++) {
+		const struct phase_report *r = reps[i];
+
+		if (i == 0 || r->start < first)
+			first = r->start;
+		if (i == 0 || r->end > last)
+			last = r->end;
+		s.bytes += r->bytes;
+		s.mismatches += r->mismatches;
+		s.errors += r->error != 0;
+	}
+	s.seconds = last - first;
+	s.aggregate_mib_s = s.seconds > 0 ? (double)s.bytes / (1 << 20) / s.seconds : 0;
+	return s;
+}
+
+static void print_phase(const char *name, struct phase_summary s, const struct phase_report *reps[],
+			int n)
+{
+	printf(",\"%s\":{\"seconds\":%.6f,\"bytes\":%" PRIu64 ",\"aggregate_mib_s\":%.3f,"
+	       "\"errors\":%d,\"mismatches\":%" PRIu64 ",\"per_proc_mib_s\":[",
+	       name, s.seconds, s.bytes, s.aggregate_mib_s, s.errors, s.mismatches);
+	for (int i = 0; i < n; i++) {
+		double secs = reps[i]->end - reps[i]->start;
+		double rate = secs > 0 ? (double)reps[i]->bytes / (1 << 20) / secs : 0;
+
+		printf("%s%.3f", i ? "," : "", rate);
+	}
+	printf("]}");
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "procs", required_argument, NULL, 'n' }, { "size", required_argument, NULL, 's' },
+		{ "block", required_argument, NULL, 'b' }, { "pattern", required_argument, NULL, 'p' },
+		{ "dir", required_argument, NULL, 'd' },   { "fsync", no_argument, NULL, 'f' },
+		{ "read", no_argument, NULL, 'r' },        { "read-only", no_argument, NULL, 'R' },
+		{ "keep", no_argument, NULL, 'k' },        { "seed", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },        { NULL, 0, NULL, 0 },
+	};
+	uint64_t value;
+	int c;
+
+	*o = (struct options){ .procs = 1, .size = 8 << 20, .block = 4096, .do_write = 1,
+			       .seed = 1, .dir = "/tmp" };
+	while ((c = getopt_long(argc, argv, "n:s:b:p:d:frRkS:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n': o->procs = atoi(optarg); break;
+		case 's':
+			if (parse_size(optarg, &o->size))
+				goto bad;
+			break;
+		case 'b':
+			if (parse_size(optarg, &value) || value == 0 || value > (1 << 26))
+				goto bad;
+			o->block = (uint32_t)value;
+			break;
+		case 'p':
+			if (strcmp(optarg, "seq") && strcmp(optarg, "rand"))
+				goto bad;
+			o->random = !strcmp(optarg, "rand");
+			break;
+		case 'd': o->dir = optarg; break;
+		case 'f': o->do_fsync = 1; break;
+		case 'r': o->do_read = 1; break;
+		case 'R': o->do_read = 1; o->do_write = 0; o->keep = 1; break;
+		case 'k': o->keep = 1; break;
+		case 'S': o->seed = strtoull(optarg, NULL, 10); break;
+		case 'h': usage(stdout); exit(0);
+		default: goto bad;
+		}
+	}
+	if (optind != argc || o->procs < 1 || o->procs > MAX_PROCS || o->size < o->block ||
+	    o->size % o->block)
+		goto bad;
+	return 0;
+bad:
+	fprintf(stderr, "pwriter: bad arguments (size must be a multiple of block, "
+		"1 <= procs <= %d)\n", MAX_PROCS);
+	usage(stderr);
+	return -1;
+}
+
+static int make_pipe(int fds[2])
+{
+	if (pipe(fds)) {
+		perror("pwriter: pipe");
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct proc_report reports[MAX_PROCS];
+	const struct phase_report *wr[MAX_PROCS], *rd[MAX_PROCS];
+	struct options o;
+	int start[2], reads[2], written[2], report[2], failed = 0;
+	char byte;
+
+	if (parse_options(argc, argv, &o))
+		return 2;
+	mkdir(o.dir, 0755);
+	if (make_pipe(start) || make_pipe(reads) || make_pipe(written) || make_pipe(report))
+		return 1;
+	for (int i = 0; i < o.procs; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			perror("pwriter: fork");
+			return 1;
+		}
+		if (pid == 0) {
+			struct gates g = { start[0], reads[0], written[1], report[1] };
+
+			close(start[1]);
+			close(reads[1]);
+			close(written[0]);
+			close(report[0]);
+			child_main(&o, i, &g);
+		}
+	}
+	close(start[0]);
+	close(reads[0]);
+	close(written[1]);
+	close(report[1]);
+
+	manylab_roi_begin(0);
+	manylab_roi_phase(1);
+	close(start[1]);
+	for (int i = 0; i < o.procs; i++)
+		if (read(written[0], &byte, 1) != 1)
+			failed = 1;
+	manylab_roi_phase(2);
+	close(reads[1]);
+	for (int i = 0; i < o.procs; i++) {
+		if (read(report[0], &reports[i], sizeof(reports[i])) != (ssize_t)sizeof(reports[i]))
+			failed = 1;
+		wr[i] = &reports[i].write;
+		rd[i] = &reports[i].read;
+	}
+	manylab_roi_end(0);
+	for (int i = 0; i < o.procs; i++) {
+		int status;
+
+		if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			failed = 1;
+	}
+
+	struct phase_summary ws = summarise(wr, o.procs), rs = summarise(rd, o.procs);
+	int verified = o.do_read && !rs.mismatches && !rs.errors;
+
+	failed |= ws.errors || rs.errors || rs.mismatches;
+	printf("MANYLAB-RESULT {\"workload\":\"pwriter\",\"procs\":%d,\"size\":%" PRIu64
+	       ",\"block\":%u,\"pattern\":\"%s\",\"fsync\":%s,\"dir\":\"%s\"",
+	       o.procs, o.size, o.block, o.random ? "rand" : "seq", o.do_fsync ? "true" : "false",
+	       o.dir);
+	if (o.do_write)
+		print_phase("write", ws, wr, o.procs);
+	if (o.do_read)
+		print_phase("read", rs, rd, o.procs);
+	printf(",\"verified\":%s,\"ok\":%s}\n", o.do_read ? (verified ? "true" : "false") : "null",
+	       failed ? "false" : "true");
+	fflush(stdout);
+	return failed ? 1 : 0;
+}
