@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,10 +23,11 @@ def _scheduler(name: str, jobs: int) -> Scheduler:
         return LocalScheduler(jobs)
     if name == "slurm":
         try:
-            from manylab.schedulers.slurm import SlurmScheduler  # type: ignore[import-not-found]
+            from manylab.schedulers.slurm import SlurmScheduler
         except ImportError:
             raise LabError("the slurm scheduler is not part of this version") from None
-        return SlurmScheduler()  # type: ignore[no-any-return]
+        scheduler: Scheduler = SlurmScheduler()
+        return scheduler
     raise LabError(f"unknown scheduler '{name}' (local or slurm)")
 
 
@@ -155,6 +157,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cancel(args: argparse.Namespace) -> int:
+    cancelled = _scheduler(args.scheduler, 1).cancel(_study_dir(args.study))
+    print(f"manylab: cancelled {cancelled} queued or running points", file=sys.stderr)
+    return 0
+
+
 def cmd_table(args: argparse.Namespace) -> int:
     print(results.write_table(_study_dir(args.study)))
     return 0
@@ -228,6 +236,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", default="local", choices=("local", "slurm"))
     p.set_defaults(func=cmd_status)
 
+    p = sub.add_parser("cancel", help="cancel a study's queued and running points")
+    p.add_argument("study", help="runs/<study> folder or its spec")
+    p.add_argument("--scheduler", default="slurm", choices=("local", "slurm"))
+    p.set_defaults(func=cmd_cancel)
+
     p = sub.add_parser("table", help="rebuild runs/<study>/results.csv from the point folders")
     p.add_argument("study", help="runs/<study> folder or its spec")
     p.set_defaults(func=cmd_table)
@@ -260,15 +273,29 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+EXTENSIONS = ("manylab.pcm.cli", "manylab.report.cli")
+
+
 def _register_extensions(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    try:
-        from manylab.pcm.cli import register  # type: ignore[import-not-found]
-    except ImportError:
-        return
-    register(sub)
+    """Subcommands of optional parts: each module has register(subparsers)."""
+    import importlib
+
+    for name in EXTENSIONS:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            if error.name and name.startswith(error.name):
+                continue
+            raise
+        module.register(sub)
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     args = parser().parse_args(argv)
     if args.command == "boot" and args.guest_command[:1] == ["--"]:
         args.guest_command = args.guest_command[1:]

@@ -11,6 +11,7 @@ import fcntl
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -83,7 +84,8 @@ class KernelArtifacts:
 
 
 def _run(cmd: list[str], **kwargs: object) -> str:
-    result = subprocess.run(cmd, capture_output=True, text=True, check=False, **kwargs)  # type: ignore[call-overload]
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False,  # type: ignore[call-overload]
+                            **kwargs)
     if result.returncode != 0:
         raise LabError(f"{' '.join(cmd)} failed: {result.stderr.strip().splitlines()[-1:]}")
     return str(result.stdout)
@@ -124,8 +126,9 @@ def read_series(layer: str) -> list[PatchFile]:
     folder = KERNEL_PATCHES / layer
     series = folder / "series"
     if not series.is_file():
-        raise LabError(f"kernel variant '{layer}' has no {series.relative_to(KERNEL_PATCHES.parent)}:"
-                       f" choose one of {', '.join(variants())}")
+        shown = series.relative_to(KERNEL_PATCHES.parent)
+        raise LabError(f"kernel variant '{layer}' has no {shown}: choose one of "
+                       f"{', '.join(variants())}")
     patches = []
     for number, line in enumerate(series.read_text().splitlines(), 1):
         words = line.split("#", 1)[0].split()
@@ -165,7 +168,8 @@ def resolve(request: KernelRequest) -> KernelInputs:
         raise LabError(f"unknown arch '{request.arch}': choose one of {', '.join(ARCHES)}")
     patches = read_series(BASE_LAYER) + read_series(request.variant)
     files = config_files(request)
-    text = "".join(f"# from {f.relative_to(KERNEL_PATCHES.parent)}\n{f.read_text()}\n" for f in files)
+    text = "".join(f"# from {f.relative_to(KERNEL_PATCHES.parent)}\n{f.read_text()}\n"
+                   for f in files)
     inputs = KernelInputs(request, source_version(), tarball_sha256(), patches, files, text,
                           toolchain_id(request.arch))
     inputs.key = sha256_json({
@@ -304,18 +308,22 @@ def run_logged(cmd: list[str], cwd: Path, log: Path, label: str) -> None:
         sink.write(f"$ {' '.join(cmd)}\n")
         sink.flush()
         proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, env=build_env())
+                                text=True, env=build_env(), start_new_session=True)
         assert proc.stdout is not None
         compiled = 0
-        for line in proc.stdout:
-            sink.write(line)
-            if line.startswith("  CC "):
-                compiled += 1
-            now = time.monotonic()
-            if now - last_report >= 20:
-                print(f"manylab: {label}: {compiled} files compiled, {now - started:.0f} s",
-                      file=sys.stderr)
-                last_report = now
+        try:
+            for line in proc.stdout:
+                sink.write(line)
+                if line.startswith("  CC "):
+                    compiled += 1
+                now = time.monotonic()
+                if now - last_report >= 20:
+                    print(f"manylab: {label}: {compiled} files compiled, {now - started:.0f} s",
+                          file=sys.stderr)
+                    last_report = now
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
         if proc.wait() != 0:
             raise LabError(f"{label}: '{' '.join(cmd)}' failed; see {log}")
 

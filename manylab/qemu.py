@@ -136,7 +136,7 @@ def default_timeout(point: dict[str, Any]) -> float:
     factor = 1.0
     if point["plugin"]["enabled"]:
         factor = 4.0 if point["plugin"]["mode"] == "full" else 2.0
-    return (120 + per_vcpu * machine["vcpus"]) * factor + 600
+    return float((120 + per_vcpu * machine["vcpus"]) * factor + 600)
 
 
 @dataclass

@@ -55,7 +55,8 @@ def _positive(value: Any) -> str | None:
 
 SCHEMA: dict[str, dict[str, Field]] = {
     "study": {
-        "name": Field(str, None, sweep=False, doc="results go to runs/<name>/ (default: file stem)"),
+        "name": Field(str, None, sweep=False,
+                      doc="results go to runs/<name>/ (default: file stem)"),
         "description": Field(str, "", sweep=False),
         "repeats": Field(int, 1, sweep=False, check=_positive, doc="boots per point"),
         "timeout_s": Field(int, 0, sweep=False,
@@ -250,7 +251,8 @@ def _check_numa(path: Path, nodes: list[Any]) -> None:
         if problem := _size_check(node["size"]):
             raise SpecError(f"{where}: size {problem}")
         if node.get("device", "dram") not in DEVICES:
-            raise SpecError(f"{where}: device '{node['device']}' is not one of {', '.join(DEVICES)}")
+            raise SpecError(f"{where}: device '{node['device']}' is not one of "
+                            f"{', '.join(DEVICES)}")
         if "cpus" in node:
             try:
                 parse_cpus(str(node["cpus"]))

@@ -32,7 +32,7 @@ class LocalScheduler(Scheduler):
             except LabError as error:
                 progress.finish(point.id, False, str(error))
                 raise
-            ok = result["status"] == "ok"
+            ok = bool(result["status"] == "ok")
             progress.finish(point.id, ok, "" if ok else str(result["reason"]))
             return ok
 

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Spine benchmark (not a test): kernel build times, boot-to-workload and whole-run times.
+
+Prints, for each arch:
+  - cold build: empty artifact cache and empty ccache (a private cache folder),
+  - warm build: empty artifact cache, warm ccache (what a patch edit costs at most),
+  - cached: a second request for the same kernel (the content-hash hit),
+and boot / whole-run seconds for a small pwriter run at the requested vCPU counts.
+
+Usage: .venv/bin/python scripts/bench_spine.py [--arch x86_64 arm64] [--vcpus 1 8 64]
+                                               [--big] [--no-cold]
+  --big adds 255 vCPUs on x86_64 and 256 on arm64 (several minutes each on 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from manylab import kernel, plan, runner  # noqa: E402
+from manylab import spec as specs  # noqa: E402
+
+BIG = {"x86_64": 255, "arm64": 256}
+
+
+def timed_build(arch: str) -> float:
+    started = time.monotonic()
+    kernel.build(kernel.KernelRequest("stock", arch))
+    return time.monotonic() - started
+
+
+def rebuild_without_artifact(arch: str) -> float:
+    """Build again with the artifact moved aside (ccache stays as it is), then restore it."""
+    kernel.build(kernel.KernelRequest("stock", arch))
+    directory = kernel.kernels_dir() / kernel.resolve(kernel.KernelRequest("stock", arch)).key
+    aside = directory.with_name(directory.name + ".bench-aside")
+    os.replace(directory, aside)
+    try:
+        return timed_build(arch)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+        os.replace(aside, directory)
+
+
+def build_times(arch: str, cold: bool) -> dict[str, float]:
+    figures: dict[str, float] = {}
+    if cold:
+        real_src = kernel.cache_root() / "src"
+        saved = os.environ.get("MANYLAB_CACHE")
+        with tempfile.TemporaryDirectory(prefix="manylab-bench-") as scratch:
+            os.environ["MANYLAB_CACHE"] = scratch
+            os.symlink(real_src, Path(scratch) / "src")  # unpacking is not compiling
+            try:
+                figures["cold_build_s"] = timed_build(arch)
+            finally:
+                if saved is None:
+                    os.environ.pop("MANYLAB_CACHE")
+                else:
+                    os.environ["MANYLAB_CACHE"] = saved
+    figures["warm_build_s"] = rebuild_without_artifact(arch)
+    figures["cached_s"] = timed_build(arch)
+    return figures
+
+
+def run_times(arch: str, vcpus: int, results_root: Path) -> dict[str, float | str]:
+    raw = {
+        "study": {"name": f"bench-{arch}-{vcpus}"},
+        "machine": {"arch": arch, "vcpus": vcpus, "memory": "2G" if vcpus > 64 else "1G"},
+        "workload": {"name": "pwriter", "args": {"procs": min(vcpus, 16), "size": "4M"}},
+    }
+    spec = specs.parse(raw, Path(f"<bench {arch} {vcpus}>"))
+    point = plan.points(spec)[0]
+    result = runner.run_point(spec, point, results_root)
+    return {"boot_s": result["timing"]["boot_s"] or float("nan"),
+            "total_s": result["timing"]["total_s"], "status": result["status"]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--arch", nargs="+", default=["x86_64", "arm64"])
+    parser.add_argument("--vcpus", nargs="+", type=int, default=[1, 8, 64])
+    parser.add_argument("--big", action="store_true")
+    parser.add_argument("--no-cold", action="store_true", help="skip the cold (empty ccache) build")
+    args = parser.parse_args()
+    print(f"host: {os.cpu_count()} CPUs")
+    with tempfile.TemporaryDirectory(prefix="manylab-bench-runs-") as scratch:
+        for arch in args.arch:
+            for name, value in build_times(arch, not args.no_cold).items():
+                print(f"{arch:7} kernel {name:14} {value:8.1f}")
+            counts = list(args.vcpus) + ([BIG[arch]] if args.big else [])
+            for vcpus in counts:
+                figures = run_times(arch, vcpus, Path(scratch))
+                print(f"{arch:7} vcpus={vcpus:<4} boot_s={figures['boot_s']:8.1f} "
+                      f"total_s={figures['total_s']:8.1f} status={figures['status']}",
+                      flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
