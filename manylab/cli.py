@@ -44,7 +44,7 @@ def resources(spec: specs.Spec, params: dict[str, Any]) -> Resources:
     return Resources(cpus, mem_mb, time_min)
 
 
-def _selected(spec: specs.Spec, points: list[plan.Point], study_dir: Path, force: bool,
+def _selected(points: list[plan.Point], study_dir: Path, force: bool,
               retry_failed: bool) -> list[plan.Point]:
     chosen = []
     for point in points:
@@ -90,7 +90,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     points = plan.points(spec)
     root = Path(args.results_root) if args.results_root else RUNS_DIR
     study_dir = runner.results_dir(spec, root)
-    chosen = _selected(spec, points, study_dir, args.force, args.retry_failed)
+    chosen = _selected(points, study_dir, args.force, args.retry_failed)
     skipped = len(points) - len(chosen)
     print(f"manylab: study '{spec.name}': {len(points)} points, {len(chosen)} to run, "
           f"{skipped} already complete", file=sys.stderr)

@@ -1,0 +1,71 @@
+import csv
+import json
+from pathlib import Path
+
+from manylab import atomic, results
+from manylab.cli import _selected
+from manylab.plan import Point
+
+
+def make_point(study: Path, name: str, status: str | None, outputs=None, stats=None) -> Path:
+    folder = study / name
+    folder.mkdir(parents=True)
+    (folder / "inputs.json").write_text(json.dumps(
+        {"params": {"machine": {"vcpus": 2}, "workload": {"name": "pwriter", "args": {}}}}))
+    (folder / "workload.json").write_text(json.dumps(outputs or []))
+    if stats is not None:
+        (folder / "stats.json").write_text(json.dumps(stats))
+    if status is not None:
+        atomic.write_json(folder / "result.json", {
+            "point": name, "status": status, "reason": None if status == "ok" else "boom",
+            "timing": {"total_s": 1.5, "boot_s": 0.5}})
+    return folder
+
+
+def test_table_rows_flatten_params_results_and_plugin_summary(tmp_path):
+    make_point(tmp_path, "a", "ok", [{"write": {"mib_s": 10.0}, "per": [1, 2]}],
+               {"summary": {"roi.coh.msgs.inv": 7}})
+    make_point(tmp_path, "b", "failed")
+    make_point(tmp_path, "c", None)  # no result.json: incomplete, not in the table
+    (tmp_path / ".d.staging-1").mkdir()  # a run in progress
+    with (results.write_table(tmp_path)).open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["point"] for r in rows] == ["a", "b"]
+    a, b = rows
+    assert a["status"] == "ok" and a["machine.vcpus"] == "2"
+    assert a["result.write.mib_s"] == "10.0" and a["result.per"] == "[1,2]"
+    assert a["stats.roi.coh.msgs.inv"] == "7" and a["timing.boot_s"] == "0.5"
+    assert b["status"] == "failed" and b["reason"] == "boom" and b["result.write.mib_s"] == ""
+
+
+def test_several_result_lines_get_indexed_prefixes(tmp_path):
+    make_point(tmp_path, "a", "ok", [{"size": 1}, {"size": 2}])
+    (row,) = results.rows(tmp_path)
+    assert row["result0.size"] == 1 and row["result1.size"] == 2
+
+
+def test_rerun_selection(tmp_path):
+    make_point(tmp_path, "ok", "ok")
+    make_point(tmp_path, "bad", "failed")
+    make_point(tmp_path, "half", None)
+    points = [Point(name, {}) for name in ("ok", "bad", "half", "new")]
+
+    def chosen(force=False, retry=False):
+        return [p.id for p in _selected(points, tmp_path, force, retry)]
+
+    assert chosen() == ["half", "new"]
+    assert chosen(retry=True) == ["bad", "half", "new"]
+    assert chosen(force=True) == ["ok", "bad", "half", "new"]
+
+
+def test_replace_dir_swaps_whole_folders(tmp_path):
+    final = tmp_path / "point"
+    final.mkdir()
+    (final / "old").write_text("1")
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    (staging / "new").write_text("2")
+    atomic.replace_dir(staging, final)
+    assert sorted(p.name for p in final.iterdir()) == ["new"]
+    assert not staging.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["point"]
