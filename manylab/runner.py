@@ -147,7 +147,8 @@ def _inputs_record(spec: specs.Spec, point: Point, artifacts: Artifacts, argv: l
     record: dict[str, Any] = {
         "point": point.id,
         "study": spec.name,
-        "spec": {"path": str(spec.path), "sha256": sha256_file(spec.path)},
+        "spec": {"path": str(spec.path), "table": spec.raw,
+                 "sha256": sha256_file(spec.path) if spec.path.is_file() else None},
         "params": point.params,
         "kernel": {**kernel.describe(kernel_inputs), "artifacts": str(artifacts.kernel.directory),
                    "boot_image_sha256": sha256_file(artifacts.kernel.boot_image)},

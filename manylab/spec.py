@@ -119,6 +119,7 @@ class Spec:
     base: dict[str, dict[str, Any]]
     sweeps: dict[str, list[Any]]  # dotted key -> values, in spec order
     slurm: dict[str, Any]
+    raw: dict[str, Any]  # the spec as written (profile applied), recorded with every result
 
 
 class SpecError(LabError):
@@ -195,6 +196,7 @@ def parse(raw: dict[str, Any], path: Path, profile: str | None = None) -> Spec:
     for section in raw:
         if section not in SECTIONS:
             raise SpecError(f"{path}: unknown section [{section}] (allowed: {', '.join(SECTIONS)})")
+    raw = _deep_copy(raw)
     if profile:
         _apply_profile(raw, path, profile)
     base: dict[str, dict[str, Any]] = {}
@@ -234,7 +236,7 @@ def parse(raw: dict[str, Any], path: Path, profile: str | None = None) -> Spec:
     study = base.pop("study")
     slurm = base.pop("slurm")
     return Spec(path, study["name"] or path.stem, study["description"], study["repeats"],
-                study["timeout_s"], base, sweeps, slurm)
+                study["timeout_s"], base, sweeps, slurm, raw)
 
 
 def _check_numa(path: Path, nodes: list[Any]) -> None:

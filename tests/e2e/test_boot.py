@@ -109,9 +109,9 @@ def test_forced_panic_is_a_failed_run_with_the_reason(tmp_path):
     result, point_dir = failing_study(tmp_path, "panic", "rdinit=/no-such-init init=/no-such-init",
                                       "true")
     assert result["status"] == "failed"
-    assert result["reason"].startswith("kernel panic: ")
-    assert "no-such-init" in result["reason"] or "No working init" in result["reason"]
-    assert (point_dir / "console.log").stat().st_size > 0
+    # rdinit failing makes the kernel try a root device, which the lab machine lacks
+    assert result["reason"] == "kernel panic: VFS: Unable to mount root fs on unknown-block(0,0)"
+    assert "Kernel panic - not syncing" in (point_dir / "console.log").read_text()
 
 
 def test_crash_from_the_workload_is_reported(tmp_path):
