@@ -13,6 +13,7 @@ from manylab import image, kernel, plan, results, runner
 from manylab import spec as specs
 from manylab.errors import LabError
 from manylab.paths import RUNS_DIR
+from manylab.qemu import Interrupted
 from manylab.schedulers.base import PointJob, PointState, Resources, Scheduler, StudyJobs
 
 
@@ -95,12 +96,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"manylab: study '{spec.name}': {len(points)} points, {len(chosen)} to run, "
           f"{skipped} already complete", file=sys.stderr)
     status = 0
+    batch_options = _scheduler_options(args)
+    if batch_options and args.scheduler != "slurm":
+        raise LabError("--dry-run, --build-job, --partition, --account, --qos, --time, "
+                       "--max-array and --throttle need --scheduler slurm")
     if chosen:
-        build_for(chosen)
+        if not (args.slurm_dry_run or args.slurm_build_job):
+            build_for(chosen)
         scheduler = _scheduler(args.scheduler, args.jobs)
         work = StudyJobs(spec.name, Path(args.spec).resolve(), study_dir,
                          [PointJob(p.id, resources(spec, p.params)) for p in chosen],
-                         {"profile": args.profile or "", **_scheduler_options(args)})
+                         {"profile": args.profile or "", "force": "yes" if args.force else "",
+                          "retry_failed": "yes" if args.retry_failed else "",
+                          **batch_options})
         status = scheduler.submit(work)
     if study_dir.is_dir():
         table = results.write_table(study_dir)
@@ -138,10 +146,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     expected = [p.id for p in plan.points(specs.load(spec_path))] if spec_path.is_file() else []
     scheduler_view = _scheduler(args.scheduler, 1).states(study_dir)
     states: dict[str, str] = {}
-    for point_id in expected or sorted(p.name for p in study_dir.glob("*") if p.is_dir()
-                                       and not p.name.startswith(".")):
+    for point_id in expected or sorted({p.name for p in study_dir.glob("*") if p.is_dir()
+                                        and not p.name.startswith(".")} | set(scheduler_view)):
         result = runner.read_result(study_dir / point_id)
-        if result is not None:
+        live = scheduler_view.get(point_id)
+        if live in (PointState.PENDING, PointState.RUNNING):
+            states[point_id] = live.value  # queued again (retry or --force) over an old result
+        elif result is not None:
             states[point_id] = "done" if result["status"] == "ok" else "failed"
             if result["status"] != "ok":
                 states[point_id] += f" ({result['reason']})"
@@ -223,6 +234,21 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--retry-failed", action="store_true", help="rerun failed points")
     p.add_argument("--scheduler", default="local", choices=("local", "slurm"))
     p.add_argument("--results-root", help="folder holding <study>/ (default: runs/)")
+    slurm = p.add_argument_group("slurm (over the spec's [slurm] table; docs/cluster.md)")
+    slurm.add_argument("--partition", dest="slurm_partition")
+    slurm.add_argument("--account", dest="slurm_account")
+    slurm.add_argument("--qos", dest="slurm_qos")
+    slurm.add_argument("--time", dest="slurm_time", type=int, metavar="MINUTES",
+                       help="time limit of every task (default: derived per point)")
+    slurm.add_argument("--max-array", dest="slurm_max_array", type=int, metavar="N",
+                       help="at most N tasks per job array")
+    slurm.add_argument("--throttle", dest="slurm_throttle", type=int, metavar="N",
+                       help="at most N tasks of an array running at once (%%N)")
+    slurm.add_argument("--dry-run", dest="slurm_dry_run", action="store_const", const="yes",
+                       help="print the batch scripts instead of building and submitting")
+    slurm.add_argument("--build-job", dest="slurm_build_job", type=int, nargs="?", const=8,
+                       metavar="CPUS", help="build the artifacts in a batch job (CPUS, "
+                       "default 8) that the arrays depend on (afterok)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("run-point", help="run one point (what a batch task executes)")
@@ -304,8 +330,9 @@ def main(argv: list[str] | None = None) -> int:
     except LabError as error:
         print(f"manylab: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("manylab: interrupted; finished points are kept", file=sys.stderr)
+    except (KeyboardInterrupt, Interrupted):
+        print("manylab: interrupted; finished points are kept, unfinished ones left no result",
+              file=sys.stderr)
         return 130
 
 

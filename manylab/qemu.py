@@ -10,6 +10,7 @@ import os
 import selectors
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,6 +165,23 @@ class RunOutcome:
 
 GRACE_AFTER_FATAL_S = 10.0
 
+_live: set[subprocess.Popen[bytes]] = set()
+_live_lock = threading.Lock()
+_stopping = threading.Event()
+
+
+class Interrupted(Exception):
+    """The lab is stopping: the run was cut short and must leave no result."""
+
+
+def stop_all() -> None:
+    """Stop every running guest (on Ctrl-C or SIGTERM); their runs raise Interrupted."""
+    _stopping.set()
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        _stop(proc)
+
 
 def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float) -> RunOutcome:
     """Run QEMU, stream its console to console_log, and judge the run."""
@@ -173,8 +191,12 @@ def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float) 
     deadline = started + timeout_s
     timed_out = False
     with console_log.open("w") as sink, stderr_log.open("w") as err_sink:
+        if _stopping.is_set():
+            raise Interrupted
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=err_sink, start_new_session=True)
+        with _live_lock:
+            _live.add(proc)
         assert proc.stdout is not None
         selector = selectors.DefaultSelector()
         selector.register(proc.stdout, selectors.EVENT_READ)
@@ -207,6 +229,10 @@ def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float) 
             sink.write(text)
             state.feed(text)
         _stop(proc)
+        with _live_lock:
+            _live.discard(proc)
+    if _stopping.is_set():
+        raise Interrupted
     stderr_tail = stderr_log.read_text(errors="replace").strip().splitlines()[-5:]
     return RunOutcome(state, proc.returncode, timed_out, time.monotonic() - started,
                       boot_seconds, stderr_tail)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from manylab import plan, runner
+from manylab import plan, qemu, runner
 from manylab import spec as specs
 from manylab.errors import LabError
 from manylab.progress import Progress
@@ -36,8 +36,17 @@ class LocalScheduler(Scheduler):
             progress.finish(point.id, ok, "" if ok else str(result["reason"]))
             return ok
 
-        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-            outcomes = list(pool.map(one, chosen))
+        pool = ThreadPoolExecutor(max_workers=self.jobs)
+        futures = [pool.submit(one, point) for point in chosen]
+        try:
+            outcomes = [future.result() for future in futures]
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            qemu.stop_all()
+            pool.shutdown(wait=True)
+            progress.close()
+            raise
+        pool.shutdown()
         progress.close()
         return 0 if all(outcomes) else 1
 

@@ -126,3 +126,35 @@ def test_a_hung_guest_times_out_instead_of_hanging_the_lab(tmp_path):
     assert result["status"] == "failed"
     assert result["reason"].startswith("hang: no exit within")
     assert "after boot" in result["reason"]
+
+
+def test_an_interrupted_study_keeps_finished_points_and_leaves_no_half_result(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    spec = tmp_path / "interrupt.toml"
+    spec.write_text("""
+[study]
+name = "interrupt"
+[workload]
+name = "shell"
+args = { script = ["echo MANYLAB-RESULT {}", "sleep 300; echo MANYLAB-RESULT {}"] }
+""")
+    root = tmp_path / "results"
+    proc = subprocess.Popen([sys.executable, "-m", "manylab.cli", "run", str(spec), "-j", "2",
+                             "--results-root", str(root)], stderr=subprocess.PIPE, text=True)
+    study_dir = root / "interrupt"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if study_dir.is_dir() and len(point_dirs(study_dir)) == 1:
+            break
+        time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr
+    (kept,) = point_dirs(study_dir)
+    assert result_of(kept)["status"] == "ok"
+    assert sorted(p.name for p in study_dir.iterdir()) == [kept.name]
