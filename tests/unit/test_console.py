@@ -27,7 +27,7 @@ def test_broken_result_json_fails_the_run():
 
 
 def test_panic_is_fatal_and_named():
-    state = feed("[    0.512000] Kernel panic - not syncing: Requested init /nope failed (error -2).")
+    state = feed("[    0.5] Kernel panic - not syncing: Requested init /nope failed (error -2).")
     assert state.fatal
     assert state.reason == "kernel panic: Requested init /nope failed (error -2)."
 
