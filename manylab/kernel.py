@@ -340,7 +340,7 @@ def build(request: KernelRequest, jobs: int | None = None) -> KernelArtifacts:
     with file_lock(kernels_dir() / f"{inputs.key}.lock"):
         if (hit := cached(inputs)) is not None:
             return hit
-        return _build_locked(inputs, jobs or os.cpu_count() or 1, label)
+        return _build_locked(inputs, jobs or len(os.sched_getaffinity(0)), label)
 
 
 def _build_locked(inputs: KernelInputs, jobs: int, label: str) -> KernelArtifacts:
