@@ -146,8 +146,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     expected = [p.id for p in plan.points(specs.load(spec_path))] if spec_path.is_file() else []
     scheduler_view = _scheduler(args.scheduler, 1).states(study_dir)
     states: dict[str, str] = {}
-    for point_id in expected or sorted({p.name for p in study_dir.glob("*") if p.is_dir()
-                                        and not p.name.startswith(".")} | set(scheduler_view)):
+    recorded = {p.parent.name for p in study_dir.glob("*/inputs.json")}
+    for point_id in expected or sorted(recorded | set(scheduler_view)):
         result = runner.read_result(study_dir / point_id)
         live = scheduler_view.get(point_id)
         if live in (PointState.PENDING, PointState.RUNNING):

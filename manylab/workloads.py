@@ -42,6 +42,16 @@ REGISTRY: dict[str, Workload] = {w.name: w for w in (
         "read": Arg(bool, doc="read back and verify every byte"),
         "seed": Arg(int),
     }),
+    Workload("mmf", "file server to a local client: read()+write() vs write() from mmap", {
+        "path": Arg(str, ("pipe", "unix", "tcp", "all"), doc="channel; a list sweeps"),
+        "method": Arg(str, ("normal", "mmf", "all"), doc="normal = read+write, mmf = mmap"),
+        "open": Arg(str, ("n_open", "l_open", "all"), doc="open+map per request, or once"),
+        "sizes": Arg((str, int), doc="file sizes measured in one run: '1K,64K,1M' (bytes)"),
+        "transfers": Arg(int, doc="timed transfers per measurement"),
+        "warmup": Arg(int, doc="untimed transfers before them"),
+        "buffer": SIZE_ARG,
+        "verify": Arg(str, ("all", "first"), doc="check every transfer's bytes or the first"),
+    }),
     Workload("shell", "a shell script run as is (for experiments and tests)", {
         "script": Arg(str, doc="shell text; $MANYLAB_WORKDIR is the work directory"),
     }, dir_option=None),

@@ -8,7 +8,7 @@ Prints, for each arch:
 and boot / whole-run seconds for a small pwriter run at the requested vCPU counts.
 
 Usage: .venv/bin/python scripts/bench_spine.py [--arch x86_64 arm64] [--vcpus 1 8 64]
-                                               [--big] [--no-cold]
+                                               [--big] [--no-cold] [--no-build]
   --big adds 255 vCPUs on x86_64 and 256 on arm64 (several minutes each on 2 cores).
 """
 
@@ -89,12 +89,14 @@ def main() -> int:
     parser.add_argument("--vcpus", nargs="+", type=int, default=[1, 8, 64])
     parser.add_argument("--big", action="store_true")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold (empty ccache) build")
+    parser.add_argument("--no-build", action="store_true", help="skip every build timing")
     args = parser.parse_args()
     print(f"host: {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory(prefix="manylab-bench-runs-") as scratch:
         for arch in args.arch:
-            for name, value in build_times(arch, not args.no_cold).items():
-                print(f"{arch:7} kernel {name:14} {value:8.1f}")
+            if not args.no_build:
+                for name, value in build_times(arch, not args.no_cold).items():
+                    print(f"{arch:7} kernel {name:14} {value:8.1f}", flush=True)
             counts = list(args.vcpus) + ([BIG[arch]] if args.big else [])
             for vcpus in counts:
                 figures = run_times(arch, vcpus, Path(scratch))

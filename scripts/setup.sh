@@ -9,7 +9,7 @@ APT_PACKAGES=(
   qemu-system-x86 qemu-system-arm qemu-utils
   linux-source-6.1 busybox-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross musl-tools
   build-essential ccache flex bison bc libelf-dev libssl-dev dwarves kmod cpio xz-utils
-  e2fsprogs patch rsync file
+  e2fsprogs patch rsync file chromium
   slurm-wlm munge
 )
 

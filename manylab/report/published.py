@@ -1,0 +1,73 @@
+"""Published figures from the project's source papers (docs: /work/shared/seeds-digest.md).
+
+Each value is drawn beside ours, labelled "published (paper, machine)". Only numbers the papers
+state are here; none is read off a figure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MMF_PAPER = "MMF, KIISE 2003"
+FINERLRU_PAPER = "FinerLRU, KIPS 2023"
+
+
+@dataclass(frozen=True)
+class Published:
+    paper: str
+    machine: str
+    metric: str
+    low: float   # a single value has low == high
+    high: float
+    note: str = ""
+
+    @property
+    def value(self) -> float:
+        return (self.low + self.high) / 2
+
+    @property
+    def label(self) -> str:
+        return f"published ({self.paper}, {self.machine})"
+
+    def text(self, unit: str = "%") -> str:
+        span = (f"{self.low:g}{unit}" if self.low == self.high
+                else f"{self.low:g}-{self.high:g}{unit}")
+        return f"{span} ({self.paper}, {self.machine}{'; ' + self.note if self.note else ''})"
+
+
+# Mean gain of mmf over normal, all sizes and paths (percent).
+MMF_GAIN = (
+    Published(MMF_PAPER, "SUN Solaris", "mmf_gain_pct", 47, 47),
+    Published(MMF_PAPER, "IBM AIX", "mmf_gain_pct", 24, 24),
+    Published(MMF_PAPER, "Digital UNIX", "mmf_gain_pct", 32, 32),
+    Published(MMF_PAPER, "Debian Linux", "mmf_gain_pct", 20, 20),
+)
+
+# n_open mmf versus l_open: slower by this much (percent) on Debian and Digital.
+MMF_NOPEN_SLOWDOWN = (
+    Published(MMF_PAPER, "Debian Linux, Digital UNIX", "nopen_slowdown_pct", 30, 30,
+              "setup cost of n_open mmf, '~30% slower'"),
+)
+
+# Sequential buffered-write throughput of FinerLRU over stock Linux (percent).
+FINERLRU_GAIN = (
+    Published(FINERLRU_PAPER, "Xeon Phi 7210 KNL, FF=256, 64-256 threads", "write_gain_pct",
+              70, 140),
+    Published(FINERLRU_PAPER, "Xeon Gold 6338 Icelake, large FF", "write_gain_pct", 100, 100,
+              "'overall about 2x'"),
+)
+FINERLRU_GAIN_THREADS = (64, 128, 256)  # where the KNL range was measured
+
+# Share of folio_add_lru time waiting on the LRU lock with FinerLRU (percent, upper bounds).
+FINERLRU_LOCK_WAIT = (
+    Published(FINERLRU_PAPER, "Xeon Phi 7210 KNL, 256 threads", "lock_wait_pct", 0, 20),
+    Published(FINERLRU_PAPER, "Xeon Gold 6338 Icelake, large FF", "lock_wait_pct", 10, 10),
+)
+
+# LDU speed-ups over stock on 120 cores (ratio).
+LDU_SPEEDUP = (
+    Published("LDU, Kookmin 2016", "8x Xeon E7-8870, 120 cores", "aim7_speedup", 1.5, 1.5),
+    Published("LDU, Kookmin 2016", "8x Xeon E7-8870, 120 cores", "exim_speedup", 2.6, 2.6),
+    Published("LDU, Kookmin 2016", "8x Xeon E7-8870, 120 cores", "lmbench_fork_speedup",
+              2.7, 2.7),
+)

@@ -1,0 +1,122 @@
+"""A study's records: one per MANYLAB-RESULT line of every point, with the point's parameters.
+
+A record is a flat dict: `point`, `status`, `reason`, `line` (the result line's index in its
+point), every parameter as a dotted key (`machine.vcpus`, `workload.args.path`, `repeat`), the
+result line's fields under `result.` (`result.throughput_mib_s`, `result.latency_us.mean`), the
+plugin's summary under `stats.`, and `timing.*`. A point that printed no result line still
+gives one record (its status and reason), so failures show in every table.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from manylab.results import flatten
+from manylab.runner import read_result
+
+Record = dict[str, Any]
+PARAM_PREFIXES = ("kernel.", "machine.", "workload.", "plugin.")
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    directory: Path
+    records: list[Record]
+    inputs: list[dict[str, Any]]  # every point's inputs.json, in point order
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def point_records(point_dir: Path) -> list[Record]:
+    """The records of one complete point folder (none if it has no result.json)."""
+    result = read_result(point_dir)
+    if result is None:
+        return []
+    base: Record = {"point": result.get("point", point_dir.name),
+                    "status": result.get("status", "failed"),
+                    "reason": result.get("reason") or ""}
+    flatten({"timing": result.get("timing", {})}, "", base)
+    inputs = _load_json(point_dir / "inputs.json") or {}
+    flatten(inputs.get("params", {}), "", base)
+    stats = _load_json(point_dir / "stats.json")
+    if isinstance(stats, dict) and isinstance(stats.get("summary"), dict):
+        for name, value in stats["summary"].items():
+            base[f"stats.{name}"] = value
+    outputs = _load_json(point_dir / "workload.json") or []
+    if not isinstance(outputs, list) or not outputs:
+        return [{**base, "line": 0}]
+    records = []
+    for index, output in enumerate(outputs):
+        record = {**base, "line": index}
+        flatten(output, "result", record)
+        records.append(record)
+    return records
+
+
+def load(study_dir: Path) -> Study:
+    records: list[Record] = []
+    inputs: list[dict[str, Any]] = []
+    for point_dir in sorted(p for p in study_dir.iterdir()
+                            if p.is_dir() and not p.name.startswith(".") and p.name != "report"):
+        found = point_records(point_dir)
+        if found:
+            record = _load_json(point_dir / "inputs.json")
+            if isinstance(record, dict):
+                inputs.append(record)
+        records.extend(found)
+    return Study(study_dir.name, study_dir, records, inputs)
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def param_keys(records: list[Record]) -> list[str]:
+    """The parameter columns, in first-seen order."""
+    keys: list[str] = []
+    for record in records:
+        keys += [k for k in record if k.startswith(PARAM_PREFIXES) and k not in keys]
+    return keys
+
+
+def varying(records: list[Record], keys: list[str]) -> list[str]:
+    """The keys among `keys` that take more than one value across the records."""
+    out = []
+    for key in keys:
+        values = {json.dumps(r.get(key), sort_keys=True) for r in records}
+        if len(values) > 1:
+            out.append(key)
+    return out
+
+
+def swept_params(records: list[Record]) -> list[str]:
+    """Parameters that differ between points (the study's sweeps), the repeat index excluded."""
+    return varying(records, param_keys(records))
+
+
+def numeric_columns(records: list[Record], prefix: str) -> list[str]:
+    """Columns under `prefix` that hold a number in at least one record (and never text)."""
+    seen: dict[str, bool] = {}
+    for record in records:
+        for key, value in record.items():
+            if not key.startswith(prefix):
+                continue
+            ok = is_number(value) or value is None
+            seen[key] = seen.get(key, True) and ok
+    return [k for k, ok in seen.items()
+            if ok and any(is_number(r.get(k)) for r in records)]
+
+
+def ok_records(records: list[Record]) -> list[Record]:
+    """Records of points that succeeded and whose line says ok (if it says)."""
+    return [r for r in records if r.get("status") == "ok" and r.get("result.ok", True) is True]

@@ -1,0 +1,31 @@
+from manylab.report import records
+from tests.report.fakes import mmf_line, params, write_point
+
+
+def test_each_result_line_is_a_record_with_the_point_parameters(tmp_path):
+    study = tmp_path / "s"
+    lines = [mmf_line("pipe", "normal", "l_open", 1024, 10.0, 5.0),
+             mmf_line("pipe", "mmf", "l_open", 1024, 12.0, 4.0)]
+    write_point(study, "p1", params("mmf", {"path": "pipe"}), lines, stats={"insns": 7})
+    write_point(study, "p2", params("mmf", {"path": "tcp"}, repeat=1), None, status="failed",
+                reason="kernel panic")
+    loaded = records.load(study)
+    assert len(loaded.records) == 3 and len(loaded.inputs) == 2
+    first, second, failed = loaded.records
+    assert first["line"] == 0 and second["line"] == 1
+    assert first["result.method"] == "normal" and second["result.latency_us.mean"] == 4.0
+    assert first["workload.args.path"] == "pipe" and first["stats.insns"] == 7
+    assert failed["status"] == "failed" and failed["reason"] == "kernel panic"
+    assert "result.method" not in failed
+    assert records.swept_params(loaded.records) == ["workload.args.path"]
+    assert "result.throughput_mib_s" in records.numeric_columns(loaded.records, "result.")
+    assert "result.method" not in records.numeric_columns(loaded.records, "result.")
+    assert len(records.ok_records(loaded.records)) == 2
+
+
+def test_report_folder_and_staging_folders_are_not_points(tmp_path):
+    study = tmp_path / "s"
+    write_point(study, "p1", params("pwriter", {}), [{"workload": "pwriter", "ok": True}])
+    (study / "report").mkdir()
+    (study / ".p2.staging-1").mkdir()
+    assert [r["point"] for r in records.load(study).records] == ["p1"]

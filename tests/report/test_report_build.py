@@ -1,0 +1,124 @@
+import csv
+import json
+import re
+
+import pytest
+
+from manylab.errors import LabError
+from manylab.report.build import make_report
+from manylab.report.compare import distinguishing, make_comparison
+from manylab.report.kinds.plugin_stats import stats_group
+from tests.report import browser
+from tests.report.fakes import mmf_study, params, write_point
+
+
+def images_of(index):
+    text = index.read_text()
+    sources = re.findall(r'<img src="([^"]+)"', text)
+    for source in sources:
+        assert (index.parent / source).is_file()
+        assert (index.parent / source.replace(".png", ".svg")).is_file()
+    return sources, text
+
+
+def test_mmf_report_has_the_paper_plots_and_the_verdicts(tmp_path):
+    study = mmf_study(tmp_path)
+    write_point(study, "p-broken", params("mmf", {"path": "unix"}), None, status="failed",
+                reason="kernel panic: Oops")
+    index = make_report(study)
+    sources, text = images_of(index)
+    assert sources == ["mmf-throughput.png", "mmf-gain.png", "mmf-setup.png"]
+    assert "reproduces: at sizes of 1 MiB and more, mmf is faster in 4 of 4 cases" in text
+    assert "the mean gain is +40.0%" in text
+    assert "kernel panic: Oops" in text and 'class="failed"' in text
+    assert "linux-source-6.1 6.1.999-1" in text
+    markdown = (index.parent / "report.md").read_text()
+    assert "![Transfer throughput vs file size per path](mmf-throughput.png)" in markdown
+    assert (study / "results.csv").is_file()
+
+
+def test_pwriter_report_draws_gain_over_stock_per_factor(tmp_path):
+    study = tmp_path / "pw"
+    for procs in (1, 2, 4):
+        for repeat in (0, 1):
+            for variant, cmdline, speed in (("stock", "", 100.0),
+                                            ("finerlru", "finer_lru.factor=8", 150.0),
+                                            ("finerlru", "finer_lru.factor=32", 200.0)):
+                value = speed * procs + repeat
+                write_point(study, f"{variant}{cmdline[-2:]}-{procs}-{repeat}",
+                            params("pwriter", {"procs": procs}, repeat, procs, variant, cmdline),
+                            [{"workload": "pwriter", "procs": procs,
+                              "write": {"aggregate_mib_s": value}, "ok": True}])
+    index = make_report(study)
+    sources, text = images_of(index)
+    assert sources == ["pwriter-throughput.png", "pwriter-gain-write.png"]
+    # at 4 writers: factor=8 (600,601)/(400,401) -> +50%, +49.88%
+    assert "variant=finerlru, cmdline=finer_lru.factor=8 +49.9%" in text
+    assert "variant=finerlru, cmdline=finer_lru.factor=32 +99.9%" in text
+
+
+def test_unknown_workload_gets_generic_plots_and_plugin_stats(tmp_path):
+    study = tmp_path / "g"
+    for vcpus in (1, 2, 4):
+        write_point(study, f"p{vcpus}", params("falseshare", {"threads": vcpus}, 0, vcpus),
+                    [{"workload": "falseshare", "ns_per_op": 10.0 * vcpus, "ok": True}],
+                    stats={"coherence.inv": 5 * vcpus, "coherence.fwd": vcpus,
+                           "l2_misses": 100, "cycles": 1e6})
+    index = make_report(study)
+    sources, text = images_of(index)
+    assert "falseshare-results-1.png" in sources
+    assert {"falseshare-stats-coherence-0.png", "falseshare-stats-l2-0.png",
+            "falseshare-stats-stats-0.png"} <= set(sources)
+    assert "plotted against machine.vcpus" in text
+
+
+def test_stats_groups():
+    assert stats_group("stats.coherence.inv") == "coherence"
+    assert stats_group("stats.l2_misses") == "l2"
+    assert stats_group("stats.cycles") == "stats"
+
+
+def test_report_of_an_empty_study_is_a_lab_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(LabError, match="no complete point"):
+        make_report(tmp_path / "empty")
+
+
+def test_compare_matches_points_and_computes_ratios(tmp_path):
+    a = mmf_study(tmp_path / "a", "base")
+    b = mmf_study(tmp_path / "b", "twice", scale=2.0)
+    index = make_comparison(a, b, tmp_path / "cmp")
+    sources, text = images_of(index)
+    assert sources == ["compare-ratios.png"]
+    assert ("matched on: workload.args.path, result.path, result.method, result.open, "
+            "result.size") in text
+    assert text.count("<td>2.000</td>") >= 16  # throughput doubled in every matched group
+    assert distinguishing([{"kernel.variant": "stock"}], [{"kernel.variant": "ldu"}]) == \
+        ["kernel.variant"]
+
+
+@pytest.mark.skipif(browser.chromium() is None, reason="chromium not installed")
+def test_report_opens_in_headless_chromium(tmp_path):
+    index = make_report(mmf_study(tmp_path))
+    images, tables = browser.check_page(index)
+    assert len(images) == 3 and tables >= 4
+    browser.screenshot(index, tmp_path / "shot.png")
+
+
+def test_results_csv_is_rebuilt(tmp_path):
+    study = mmf_study(tmp_path)
+    make_report(study)
+    with (study / "results.csv").open() as handle:
+        assert len(list(csv.DictReader(handle))) == 4
+
+
+def test_mmf_extra_sweep_gets_one_section_per_value(tmp_path):
+    study = mmf_study(tmp_path)
+    for point in list(study.iterdir()):
+        inputs = point / "inputs.json"
+        data = json.loads(inputs.read_text())
+        data["params"]["machine"]["vcpus"] = 1 if point.name.startswith("p-pipe") else 2
+        inputs.write_text(json.dumps(data))
+    sources, text = images_of(make_report(study))
+    assert "mmf-throughput-vcpus-1.png" in sources and "mmf-setup-vcpus-2.png" in sources
+    assert "MMF transfer (vcpus=1)" in text
