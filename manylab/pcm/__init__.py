@@ -1,0 +1,9 @@
+"""Hybrid DRAM/PCM page-placement policy study (issue 7).
+
+The fast core is the Rust binary ``manylab-pcmsim`` (``pcmsim/``); this package finds and runs
+it, shapes its JSON-lines output into a results table, and draws the plots and the report.
+
+Modules: ``engine`` (find/run the binary), ``traceio`` (trace formats in Python), ``sweep``
+(sweep config, results table), ``plots``, ``paper`` (the paper's published numbers),
+``report`` (Markdown), ``cli`` (the ``manylab pcm-policy`` subcommand).
+"""

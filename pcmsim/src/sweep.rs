@@ -1,0 +1,136 @@
+//! A sweep: policies x memory sizes x DRAM shares over one trace, all points fed in a single
+//! streaming pass (plus one counting pass for the footprint when sizes are fractions of it).
+
+use crate::config::Models;
+use crate::gen::{GenParams, Generator};
+use crate::pagemap::PageMap;
+use crate::policy::PolicyParams;
+use crate::request::{Record, Request};
+use crate::sim::{point_json, split, MemSpec, Point, TraceStats, BLOCK};
+use crate::trace::intern::Interner;
+use crate::trace::{self, TraceError, TraceInfo};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Where requests come from.
+#[derive(Clone, Debug)]
+pub enum Source {
+    File(PathBuf),
+    Gen(GenParams),
+}
+
+impl Source {
+    pub fn label(&self) -> String {
+        match self {
+            Source::File(p) => p.display().to_string(),
+            Source::Gen(g) => format!("{}(seed={})", g.kind_name(), g.seed),
+        }
+    }
+
+    pub fn records(&self) -> Result<(TraceInfo, trace::RecordIter), TraceError> {
+        match self {
+            Source::File(p) => trace::open(p),
+            Source::Gen(g) => {
+                let info = TraceInfo { time_ns: true, ..TraceInfo::default() };
+                let it = Generator::new(g.clone()).map_err(TraceError::new)?.map(Ok::<Record, TraceError>);
+                Ok((info, Box::new(it)))
+            }
+        }
+    }
+
+    /// Stream the trace as interned requests.
+    pub fn for_each(&self, mut f: impl FnMut(&Request)) -> Result<TraceInfo, String> {
+        let (info, it) = self.records().map_err(|e| e.to_string())?;
+        let mut interner = Interner::new();
+        for (i, r) in it.enumerate() {
+            let rec = r.map_err(|e| e.to_string())?;
+            let req = interner.request(&rec).map_err(|e| format!("record {}: {e}", i + 1))?;
+            f(&req);
+        }
+        Ok(info)
+    }
+}
+
+/// Count distinct pages (memory ~ footprint, not trace length).
+pub fn footprint(src: &Source) -> Result<u64, String> {
+    let mut seen = PageMap::with_capacity(1 << 16);
+    src.for_each(|r| {
+        seen.insert(r.key, 0);
+    })?;
+    Ok(seen.len() as u64)
+}
+
+#[derive(Clone, Debug)]
+pub struct SweepSpec {
+    pub policies: Vec<String>,
+    pub mems: Vec<MemSpec>,
+    pub dram_shares: Vec<f64>,
+    pub params: PolicyParams,
+    pub models: Models,
+    pub wear_bins: usize,
+}
+
+/// Run the sweep, writing one JSON line per point, then a summary line. The footprint is
+/// always counted first (one extra pass) so that every point reports its memory size as a
+/// fraction of it.
+pub fn run(spec: &SweepSpec, src: &Source, out: &mut dyn Write) -> Result<(), String> {
+    let start = Instant::now();
+    let fp = footprint(src)?;
+    let mut points = Vec::new();
+    for &mem in &spec.mems {
+        let frames = match mem {
+            MemSpec::Frac(f) => {
+                if f.is_nan() || f <= 0.0 {
+                    return Err(format!("memory fraction must be > 0 (got {f})"));
+                }
+                ((f * fp as f64).round() as u64).max(2)
+            }
+            MemSpec::Pages(n) => n.max(2),
+        };
+        for &share in &spec.dram_shares {
+            if !(0.0..=1.0).contains(&share) {
+                return Err(format!("DRAM share must be in [0, 1] (got {share})"));
+            }
+            for pol in &spec.policies {
+                let g = split(frames, share);
+                points.push(Point::new(pol, g, mem, share, &spec.params).map_err(|e| format!("{pol}: {e}"))?);
+            }
+        }
+    }
+    let mut stats = TraceStats { footprint: Some(fp), ..TraceStats::default() };
+    let mut block: Vec<Request> = Vec::with_capacity(BLOCK);
+    let info = src.for_each(|r| {
+        stats.add(r);
+        block.push(*r);
+        if block.len() == BLOCK {
+            for p in points.iter_mut() {
+                p.run_block(&block);
+            }
+            block.clear();
+        }
+    })?;
+    for p in points.iter_mut() {
+        p.run_block(&block);
+    }
+    stats.time_ns = info.time_ns;
+    let label = src.label();
+    for p in &points {
+        writeln!(out, "{}", point_json(p, &stats, &spec.models, spec.wear_bins, &label))
+            .map_err(|e| e.to_string())?;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let mut o = crate::json::Obj::new();
+    o.str("type", "summary")
+        .str("trace", &label)
+        .u("requests", stats.requests)
+        .u("fg_requests", stats.fg_requests)
+        .u("writes", stats.writes)
+        .u("footprint", fp)
+        .opt_f("duration_s", stats.duration_s())
+        .u("points", points.len() as u64)
+        .f("elapsed_s", secs)
+        .f("point_requests_per_s", (stats.requests * points.len() as u64) as f64 / secs);
+    writeln!(out, "{}", o.finish()).map_err(|e| e.to_string())?;
+    Ok(())
+}
