@@ -9,7 +9,8 @@ from typing import Any
 from manylab.errors import LabError
 from manylab.hashing import sha256_file
 from manylab.paths import PLUGIN_DIR
-from manylab.qemu import memory_map, numa_nodes
+from manylab.qemu import RAM_BASE_ARM64, MemRange, numa_nodes
+from manylab.spec import parse_size
 
 
 def library() -> Path:
@@ -19,6 +20,29 @@ def library() -> Path:
         raise LabError(f"QEMU plugin {path} is not built: run scripts/setup.sh "
                        "(cargo build --release in plugin/)")
     return path
+
+
+def plugin_view(point: dict[str, Any]) -> list[MemRange]:
+    """Each node's RAM as QEMU 7.2's plugin API reports it, which is not guest-physical.
+
+    qemu_plugin_hwaddr_phys_addr returns ram_block.offset + offset + memory_region.addr. With
+    one memory-backend-ram per NUMA node, node k's block and its region inside the machine's RAM
+    container both sit at the node's RAM base b_k, so node k appears at 2 * b_k (measured on
+    x86 q35 and arm64 virt: accesses bound to node 1 of 2 x 512 MiB arrive at 0x40000000).
+    Without NUMA nodes there is one block: x86 reports RAM offsets (0..size, the PCI hole
+    closed), arm64 virt the true addresses from 1 GiB.
+    """
+    machine = point["machine"]
+    if not machine["numa"]:
+        base = RAM_BASE_ARM64 if machine["arch"] == "arm64" else 0
+        return [MemRange("dram", base, parse_size(machine["memory"]))]
+    ranges = []
+    ram_base = 0
+    for node in numa_nodes(machine):
+        size = parse_size(node["size"])
+        ranges.append(MemRange(node.get("device", "dram"), 2 * ram_base, size))
+        ram_base += size
+    return ranges
 
 
 def _flag(value: bool) -> str:
@@ -31,7 +55,7 @@ def arguments(point: dict[str, Any], stats_out: Path, system_map: Path) -> list[
     args = [f"out={stats_out}", f"preset={settings['preset']}", f"mode={settings['mode']}",
             f"roi={_flag(settings['roi'])}", f"checker={_flag(settings['checker'])}",
             f"sysmap={system_map}"]
-    for mem in memory_map(point["machine"]["arch"], numa_nodes(point["machine"])):
+    for mem in plugin_view(point):
         args.append(f"mem={mem.device}:{mem.start:#x}:{mem.size:#x}")
     for key, value in sorted(settings["set"].items()):
         text = _flag(value) if isinstance(value, bool) else str(value)

@@ -82,6 +82,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "name": Field(str, None),
         "fs": Field(str, "tmpfs", choices=("tmpfs", "ext2")),
         "disk": Field((str, int), "1G", check=_size_check, doc="virtio disk size for fs='ext2'"),
+        "membind": Field(int, -1, doc="bind the workload's memory to this NUMA node (-1: no)"),
         "args": Field(dict, {}, sweep=False, doc="workload arguments; a list value sweeps"),
     },
     "plugin": {
@@ -335,6 +336,10 @@ def check_point(spec: Spec, point: dict[str, Any]) -> None:
             seen.extend(parse_cpus(str(node["cpus"])) if "cpus" in node else [])
         if sorted(seen) != list(range(vcpus)):
             raise SpecError(f"{where} numa: the nodes' cpus must cover 0-{vcpus - 1} exactly once")
+    membind = point["workload"]["membind"]
+    if membind >= max(1, len(nodes)):
+        raise SpecError(f"{spec.path}: [workload] membind: node {membind} does not exist "
+                        f"(the machine has {max(1, len(nodes))} NUMA node(s))")
     from manylab.workloads import check_args  # workloads imports spec helpers
 
     check_args(spec.path, point["workload"]["name"], point["workload"]["args"])

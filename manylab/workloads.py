@@ -52,6 +52,13 @@ REGISTRY: dict[str, Workload] = {w.name: w for w in (
         "buffer": SIZE_ARG,
         "verify": Arg(str, ("all", "first"), doc="check every transfer's bytes or the first"),
     }),
+    Workload("falseshare", "threads incrementing adjacent words of one line vs padded lines", {
+        "threads": Arg(int, doc="worker threads ('{vcpus}' = one per vCPU)"),
+        "iters": Arg(int, doc="increments per thread"),
+        "mode": Arg(str, ("shared", "padded", "both")),
+        "pause_every": Arg(int, doc="spin-wait hint every N increments (0 = never)"),
+        "no_pin": Arg(bool, doc="do not pin thread i to CPU i"),
+    }, dir_option=None),
     Workload("shell", "a shell script run as is (for experiments and tests)", {
         "script": Arg(str, doc="shell text; $MANYLAB_WORKDIR is the work directory"),
     }, dir_option=None),
@@ -115,5 +122,8 @@ def run_script(point: dict[str, Any]) -> str:
         path = "/proc/sys/" + key.replace(".", "/")
         lines.append(f"echo {shlex.quote(str(value))} > {path} || "
                      f"{{ echo 'manylab: cannot set sysctl {key}'; exit 4; }}")
-    lines.append(command_line(workload["name"], workload["args"]))
+    command = command_line(workload["name"], workload["args"])
+    if workload["membind"] >= 0:
+        command = f"membind {workload['membind']} sh -c {shlex.quote(command)}"
+    lines.append(command)
     return "\n".join(lines) + "\n"

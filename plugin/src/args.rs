@@ -1,0 +1,164 @@
+//! The plugin's command-line arguments (`-plugin lib.so,key=value,...`).
+
+use crate::memory::{MemRange, MemoryMap};
+use crate::params::{preset, Params};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Count instructions and memory accesses only (the speed baseline).
+    Count,
+    /// The whole model: caches, coherence, memory devices.
+    Full,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Count => "count",
+            Mode::Full => "full",
+        }
+    }
+}
+
+/// How memory callbacks follow the regions of interest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoiGate {
+    /// Model every access of the run.
+    Off,
+    /// Callbacks stay translated; outside regions they return at once.
+    On,
+    /// Callbacks are translated only while a region is open (flushing all translations
+    /// with `qemu_plugin_reset` at each change). Faster, but QEMU 7.2 can then abort
+    /// (`qemu_plugin_vcpu_mem_cb: code should not be reached`); see README.md.
+    Flush,
+}
+
+impl RoiGate {
+    pub fn name(self) -> &'static str {
+        match self {
+            RoiGate::Off => "off",
+            RoiGate::On => "on",
+            RoiGate::Flush => "flush",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub out: String,
+    pub preset: String,
+    pub sysmap: Option<String>,
+    pub mode: Mode,
+    pub checker: bool,
+    pub roi: RoiGate,
+    pub mem: Vec<MemRange>,
+    pub overrides: Vec<(String, String)>,
+}
+
+pub const ARG_KEYS: &str = "out, preset, sysmap, mode, checker, roi, mem, set.<key>";
+
+fn on_off(key: &str, value: &str) -> Result<bool, String> {
+    match value {
+        "on" | "yes" | "true" => Ok(true),
+        "off" | "no" | "false" => Ok(false),
+        _ => Err(format!("bad value '{value}' for {key}: expected on or off")),
+    }
+}
+
+pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
+    let mut cfg = Config {
+        out: "manylab-stats.json".into(),
+        preset: "knl-64".into(),
+        sysmap: None,
+        mode: Mode::Full,
+        checker: false,
+        roi: RoiGate::Off,
+        mem: Vec::new(),
+        overrides: Vec::new(),
+    };
+    for arg in args {
+        let arg = arg.as_ref();
+        let Some((key, value)) = arg.split_once('=') else {
+            return Err(format!("argument '{arg}' is not key=value; allowed keys: {ARG_KEYS}"));
+        };
+        match key {
+            "out" if !value.is_empty() => cfg.out = value.into(),
+            "preset" => cfg.preset = value.into(),
+            "sysmap" if value.is_empty() => cfg.sysmap = None,
+            "sysmap" => cfg.sysmap = Some(value.into()),
+            "mode" => {
+                cfg.mode = match value {
+                    "count" => Mode::Count,
+                    "full" => Mode::Full,
+                    _ => return Err(format!("bad value '{value}' for mode: expected count or full")),
+                }
+            }
+            "checker" => cfg.checker = on_off(key, value)?,
+            "roi" => {
+                cfg.roi = match value {
+                    "flush" => RoiGate::Flush,
+                    "on" | "yes" | "true" => RoiGate::On,
+                    "off" | "no" | "false" => RoiGate::Off,
+                    _ => return Err(format!("bad value '{value}' for roi: expected on, off or flush")),
+                }
+            }
+            "mem" => cfg.mem.push(MemRange::parse(value)?),
+            _ if key.starts_with("set.") => cfg.overrides.push((key[4..].into(), value.into())),
+            "out" => return Err("bad value '' for out: expected a file path".into()),
+            _ => return Err(format!("unknown key '{key}'; allowed keys: {ARG_KEYS}")),
+        }
+    }
+    Ok(cfg)
+}
+
+/// The effective machine for `vcpus` vCPUs: the preset plus overrides, validated.
+pub fn machine_params(cfg: &Config, vcpus: usize) -> Result<(Params, MemoryMap), String> {
+    let mut params = preset(&cfg.preset)?;
+    for (key, value) in &cfg.overrides {
+        params.set(key, value)?;
+    }
+    params.validate(vcpus)?;
+    let map = MemoryMap::new(cfg.mem.clone())?;
+    Ok((params, map))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contract_arguments_parse() {
+        let cfg = parse(&[
+            "out=/tmp/s.json",
+            "preset=tiny-4",
+            "sysmap=",
+            "mode=count",
+            "checker=on",
+            "roi=on",
+            "mem=dram:0:40000000",
+            "mem=pcm:40000000:40000000",
+            "set.l2.size_kib=8",
+            "set.cluster=quadrant",
+        ])
+        .unwrap();
+        assert_eq!(cfg.mode, Mode::Count);
+        assert!(cfg.checker && cfg.roi == RoiGate::On && cfg.sysmap.is_none());
+        assert_eq!(cfg.mem.len(), 2);
+        let (p, _) = machine_params(&cfg, 4).unwrap();
+        assert_eq!(p.l2.size_kib, 8);
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        assert!(parse(&["bogus=1"]).unwrap_err().contains("'bogus'"));
+        assert!(parse(&["mode=fast"]).unwrap_err().contains("mode"));
+        assert!(parse(&["roi=maybe"]).unwrap_err().contains("roi"));
+        assert!(parse(&["mem=dram:zz:1"]).unwrap_err().contains("mem"));
+        let cfg = parse(&["set.l9.size=1"]).unwrap();
+        assert!(machine_params(&cfg, 4).unwrap_err().contains("set.l9.size"));
+        let cfg = parse(&["preset=knl-9"]).unwrap();
+        assert!(machine_params(&cfg, 4).unwrap_err().contains("knl-64"));
+        let cfg = parse(&["preset=tiny-4"]).unwrap();
+        assert!(machine_params(&cfg, 16).unwrap_err().contains("allow_oversubscribe"));
+    }
+}

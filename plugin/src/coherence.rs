@@ -1,0 +1,657 @@
+//! The memory-system model: private L1Ds, a shared inclusive L2 per tile, and a MESIF
+//! directory protocol between tiles over the mesh. `Machine::access` models one guest access.
+//!
+//! Protocol summary (README.md has the message table):
+//! - Inside a tile the L2 keeps its L1Ds coherent with presence bits; no mesh messages.
+//! - An L2 miss sends GetS/GetM to the home tile; an L2 hit on S/F with a store sends Upgrade.
+//! - Uncached lines come from memory (MemRd home->MC, Data MC->requester); a GetS to a shared
+//!   line is served by the F holder (Fwd-GetS, Data-from-cache), and the requester becomes F.
+//! - An owner (E/M) hit by Fwd-GetS sends the data and drops to S; if dirty it also writes the
+//!   line back (Wb owner->home, MemWr home->MC). Fwd-GetM moves the line, dirty or not.
+//! - Invalidations go home->sharer, acks sharer->requester; an upgrade ends with an Ack.
+//! - Every L2 eviction is announced: PutM (dirty, then MemWr), PutE or PutS.
+
+use crate::cache::SetAssoc;
+use crate::directory::{bit, DirEntry, DirState, Directory, MissKind, NO_TILE};
+use crate::memory::MemoryMap;
+use crate::params::{Params, Pos, LINE_BYTES, LINE_SHIFT};
+use crate::stats::{Ctr, FuncCtr, Msg, Stats, HOT_L1D_HITS, HOT_LOADS, HOT_STORES};
+use crate::topology::{hops, Topology};
+
+const L1_S: u8 = 1;
+const L1_E: u8 = 2;
+const L1_M: u8 = 3;
+
+const T_S: u8 = 1;
+const T_F: u8 = 2;
+const T_E: u8 = 3;
+const T_M: u8 = 4;
+
+pub struct Machine {
+    pub params: Params,
+    pub topo: Topology,
+    l1: Vec<SetAssoc>,
+    l2: Vec<SetAssoc>,
+    pub dir: Directory,
+    pub mem: MemoryMap,
+    pub stats: Stats,
+    checker: bool,
+    data_flits: u64,
+    /// Attribution context of the access being modelled.
+    func: u32,
+    vaddr_line: u64,
+    current_line: u64,
+    /// Lines whose state changed during this access (for the checker).
+    touched: Vec<u64>,
+    /// Per core, the line of its previous access (`NO_LINE` once that copy changed) and
+    /// whether the copy is M. Repeating an access to that line is an exact L1D hit with no
+    /// LRU change (the line is already most recent in its set), so it takes a short path.
+    last_line: Vec<u64>,
+    last_dirty: Vec<bool>,
+    pub repeat_filter: bool,
+}
+
+const NO_LINE: u64 = u64::MAX;
+
+fn miss_counters(kind: MissKind, l1: bool) -> Ctr {
+    match (kind, l1) {
+        (MissKind::Cold, true) => Ctr::L1dMissCold,
+        (MissKind::Capacity, true) => Ctr::L1dMissCapacity,
+        (MissKind::Coherence, true) => Ctr::L1dMissCoherence,
+        (MissKind::Cold, false) => Ctr::L2MissCold,
+        (MissKind::Capacity, false) => Ctr::L2MissCapacity,
+        (MissKind::Coherence, false) => Ctr::L2MissCoherence,
+    }
+}
+
+fn bits(mut mask: u128) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if mask == 0 {
+            return None;
+        }
+        let i = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        Some(i)
+    })
+}
+
+impl Machine {
+    pub fn new(params: Params, vcpus: usize, mem: MemoryMap, n_funcs: usize, checker: bool) -> Machine {
+        let topo = Topology::new(&params, vcpus);
+        let n_cores = topo.n_cores;
+        let l1 = (0..topo.n_cores).map(|_| SetAssoc::new(&params.l1d)).collect();
+        let l2 = (0..topo.tile_pos.len()).map(|_| SetAssoc::new(&params.l2)).collect();
+        let data_flits = 1 + LINE_BYTES.div_ceil(params.flit_bytes as u64);
+        Machine {
+            params,
+            topo,
+            l1,
+            l2,
+            dir: Directory::default(),
+            mem,
+            stats: Stats::new(n_funcs),
+            checker,
+            data_flits,
+            func: u32::MAX,
+            vaddr_line: 0,
+            current_line: u64::MAX,
+            touched: Vec::with_capacity(16),
+            last_line: vec![NO_LINE; n_cores],
+            last_dirty: vec![false; n_cores],
+            repeat_filter: true,
+        }
+    }
+
+    /// One guest memory access of `size` bytes at guest-physical `paddr`.
+    #[inline]
+    pub fn access(&mut self, vcpu: usize, paddr: u64, vaddr: u64, size: u32, store: bool, func: u32) {
+        let core = match self.topo.vcpu_core.get(vcpu) {
+            Some(&core) => core as usize,
+            None => self.topo.vcpu_core[vcpu % self.topo.vcpu_core.len()] as usize,
+        };
+        let first = paddr >> LINE_SHIFT;
+        let last = (paddr + size.max(1) as u64 - 1) >> LINE_SHIFT;
+        if first == last && self.last_line[core] == first && (!store || self.last_dirty[core]) && self.repeat_filter {
+            self.stats.hot[if store { HOT_STORES } else { HOT_LOADS }] += 1;
+            self.stats.hot[HOT_L1D_HITS] += 1;
+            return;
+        }
+        self.stats.hot[if store { HOT_STORES } else { HOT_LOADS }] += 1;
+        self.func = func;
+        for line in first..=last {
+            self.current_line = line;
+            self.vaddr_line = vaddr.wrapping_add((line - first) << LINE_SHIFT);
+            if self.checker {
+                self.touched.clear();
+                self.touched.push(line);
+            }
+            self.access_line(core, line, store);
+            let s1 = self.l1[core].find(line).expect("accessed line is in the L1D");
+            self.last_line[core] = line;
+            self.last_dirty[core] = self.l1[core].state(s1) == L1_M;
+            if self.checker {
+                for i in 0..self.touched.len() {
+                    let touched = self.touched[i];
+                    if let Err(e) = self.check_line(touched) {
+                        panic!(
+                            "manylab-plugin checker: {e} (after core {core} {} line {line:#x})",
+                            if store { "store" } else { "load" }
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn access_line(&mut self, core: usize, line: u64, store: bool) {
+        let tile = self.topo.core_tile(core);
+        if let Some(s1) = self.l1[core].find(line) {
+            self.l1[core].touch(s1);
+            let state = self.l1[core].state(s1);
+            if !store || state == L1_M {
+                self.stats.hot[HOT_L1D_HITS] += 1;
+                return;
+            }
+            if state == L1_E {
+                self.stats.hot[HOT_L1D_HITS] += 1;
+                self.l1[core].set_state(s1, L1_M);
+                let s2 = self.l2_slot(tile, line);
+                self.l2[tile].set_state(s2, T_M);
+                return;
+            }
+            self.stats.add(Ctr::L1dUpgrades, 1);
+            let d = self.l2[tile].word(self.l2_slot(tile, line)) as usize;
+            let mut e = self.dir.entries[d];
+            self.make_writable(core, line, &mut e);
+            self.dir.entries[d] = e;
+            self.l1[core].set_state(s1, L1_M);
+            return;
+        }
+
+        self.stats.add(Ctr::L1dMisses, 1);
+        self.stats.add_func(self.func, FuncCtr::L1dMisses);
+        // The line's directory entry is copied out once and written back at the end.
+        let l2_hit = self.l2[tile].find(line);
+        let d = match l2_hit {
+            Some(s2) => self.l2[tile].word(s2) as usize,
+            None => self.dir.slot(line),
+        };
+        let mut e = self.dir.entries[d];
+        let kind = DirEntry::classify(e.l1_seen, e.l1_lost_to_coherence, core);
+        self.stats.add(miss_counters(kind, true), 1);
+
+        match l2_hit {
+            Some(s2) => {
+                self.stats.add(Ctr::L2Hits, 1);
+                self.l2[tile].touch(s2);
+            }
+            None => {
+                self.stats.add(Ctr::L2Misses, 1);
+                self.stats.add_func(self.func, FuncCtr::L2Misses);
+                let kind = DirEntry::classify(e.l2_seen, e.l2_lost_to_coherence, tile);
+                self.stats.add(miss_counters(kind, false), 1);
+                self.l2_fill(tile, line, store, &mut e, d as u32);
+            }
+        }
+
+        let l1_state = if store {
+            self.make_writable(core, line, &mut e);
+            L1_M
+        } else {
+            self.share_in_tile(core, line)
+        };
+        self.l1_fill(core, line, l1_state, &mut e);
+        self.dir.entries[d] = e;
+    }
+
+    #[inline]
+    fn l2_slot(&self, tile: usize, line: u64) -> usize {
+        match self.l2[tile].find(line) {
+            Some(slot) => slot,
+            None => panic!("manylab-plugin: L2 of tile {tile} lost line {line:#x} held by one of its L1Ds"),
+        }
+    }
+
+    /// Drops `core`'s repeat shortcut if it points at `line` (whose copy is changing).
+    #[inline]
+    fn forget(&mut self, core: usize, line: u64) {
+        if self.last_line[core] == line {
+            self.last_line[core] = NO_LINE;
+        }
+    }
+
+    #[inline]
+    fn local(&self, core: usize) -> usize {
+        self.topo.core_local(core)
+    }
+
+    #[inline]
+    fn tile_core(&self, tile: usize, local: usize) -> usize {
+        tile * self.topo.cores_per_tile + local
+    }
+
+    /// Gives `core`'s tile write permission (upgrading over the mesh if the tile only shares the
+    /// line) and removes the line from the other L1Ds of the tile.
+    fn make_writable(&mut self, core: usize, line: u64, e: &mut DirEntry) {
+        let tile = self.topo.core_tile(core);
+        let s2 = self.l2_slot(tile, line);
+        if matches!(self.l2[tile].state(s2), T_S | T_F) {
+            self.stats.add(Ctr::L2Upgrades, 1);
+            self.upgrade(tile, line, e);
+        }
+        self.l2[tile].set_state(s2, T_M);
+        let me = self.local(core);
+        let siblings = self.l2[tile].aux(s2) & !(1u8 << me);
+        for local in bits(siblings as u128) {
+            let sibling = self.tile_core(tile, local);
+            if let Some(s1) = self.l1[sibling].find(line) {
+                self.l1[sibling].remove(s1);
+            }
+            self.forget(sibling, line);
+            self.stats.add(Ctr::L1dSiblingInvalidations, 1);
+            e.l1_lost_to_coherence |= bit(sibling);
+        }
+        let aux = self.l2[tile].aux(s2) & !siblings;
+        self.l2[tile].set_aux(s2, aux);
+    }
+
+    /// For a load: demotes sibling writers to S; returns the state the new L1D copy gets.
+    fn share_in_tile(&mut self, core: usize, line: u64) -> u8 {
+        let tile = self.topo.core_tile(core);
+        let s2 = self.l2_slot(tile, line);
+        let siblings = self.l2[tile].aux(s2) & !(1u8 << self.local(core));
+        for local in bits(siblings as u128) {
+            let sibling = self.tile_core(tile, local);
+            if let Some(s1) = self.l1[sibling].find(line) {
+                self.l1[sibling].set_state(s1, L1_S);
+            }
+            self.forget(sibling, line);
+        }
+        let tile_exclusive = matches!(self.l2[tile].state(s2), T_E | T_M);
+        if tile_exclusive && siblings == 0 {
+            L1_E
+        } else {
+            L1_S
+        }
+    }
+
+    fn l1_fill(&mut self, core: usize, line: u64, state: u8, e: &mut DirEntry) {
+        let tile = self.topo.core_tile(core);
+        let me = 1u8 << self.local(core);
+        let (slot, victim) = self.l1[core].victim(line);
+        if let Some(old) = victim {
+            self.forget(core, old);
+            if self.l1[core].state(slot) == L1_M {
+                self.stats.add(Ctr::L1dWritebacks, 1);
+            }
+            let s2 = self.l2_slot(tile, old);
+            let aux = self.l2[tile].aux(s2) & !me;
+            self.l2[tile].set_aux(s2, aux);
+            if self.checker {
+                self.touched.push(old);
+            }
+        }
+        self.l1[core].fill(slot, line, state);
+        let s2 = self.l2_slot(tile, line);
+        let aux = self.l2[tile].aux(s2) | me;
+        self.l2[tile].set_aux(s2, aux);
+        e.l1_seen |= bit(core);
+        e.l1_lost_to_coherence &= !bit(core);
+    }
+
+    fn l2_fill(&mut self, tile: usize, line: u64, store: bool, e: &mut DirEntry, dir_slot: u32) {
+        let (slot, victim) = self.l2[tile].victim(line);
+        if let Some(old) = victim {
+            self.l2_evict(tile, slot, old);
+        }
+        let state = if store {
+            self.request_getm(tile, line, e);
+            T_M
+        } else {
+            self.request_gets(tile, line, e)
+        };
+        self.l2[tile].fill(slot, line, state);
+        self.l2[tile].set_word(slot, dir_slot);
+        e.l2_seen |= bit(tile);
+        e.l2_lost_to_coherence &= !bit(tile);
+    }
+
+    fn pos(&self, tile: usize) -> Pos {
+        self.topo.tile_pos[tile]
+    }
+
+    /// Home tile position and memory-controller position of a line.
+    fn route(&self, line: u64) -> (Pos, Pos) {
+        let place = self.mem.place(line);
+        let r = self.topo.route(line, place.kind, place.quarter);
+        (self.pos(r.home as usize), r.mc)
+    }
+
+    fn send(&mut self, m: Msg, from: Pos, to: Pos, line: u64) {
+        let flits = if m.carries_data() { self.data_flits } else { 1 };
+        self.stats.msg(m, flits, hops(from, to));
+        self.stats.add_func(self.func, FuncCtr::CohMsgs);
+        if m.is_sharing() {
+            let vaddr = if line == self.current_line { self.vaddr_line } else { 0 };
+            self.stats.hot_line(line, vaddr, 1, 0);
+        }
+    }
+
+    fn memory_read(&mut self, line: u64, home: Pos, mc: Pos, requester: Pos) {
+        self.send(Msg::MemRd, home, mc, line);
+        self.stats.device_access(self.mem.place(line).kind, line, false);
+        self.send(Msg::Data, mc, requester, line);
+    }
+
+    fn memory_write(&mut self, line: u64, home: Pos, mc: Pos) {
+        self.send(Msg::MemWr, home, mc, line);
+        self.stats.device_access(self.mem.place(line).kind, line, true);
+    }
+
+    fn count_invalidation(&mut self, line: u64) {
+        self.stats.add(Ctr::CohInvalidations, 1);
+        self.stats.add_func(self.func, FuncCtr::Invalidations);
+        self.stats.hot_line(line, 0, 0, 1);
+    }
+
+    /// Removes the line from tile `x` (its L2 and L1Ds) because of coherence.
+    fn invalidate_tile(&mut self, x: usize, line: u64, entry: &mut DirEntry) {
+        let s2 = self.l2_slot(x, line);
+        for local in bits(self.l2[x].aux(s2) as u128) {
+            let core = self.tile_core(x, local);
+            self.forget(core, line);
+            if let Some(s1) = self.l1[core].find(line) {
+                self.l1[core].remove(s1);
+            }
+            entry.l1_lost_to_coherence |= bit(core);
+        }
+        self.l2[x].remove(s2);
+        entry.l2_lost_to_coherence |= bit(x);
+        self.count_invalidation(line);
+    }
+
+    /// Invalidates every sharer except `keep` and `skip`; acks go to the requester.
+    fn invalidate_sharers(&mut self, line: u64, entry: &mut DirEntry, home: Pos, requester: usize, skip: u8) {
+        let me = self.pos(requester);
+        let mut others = entry.sharers & !bit(requester);
+        if skip != NO_TILE {
+            others &= !bit(skip as usize);
+        }
+        for x in bits(others) {
+            let at = self.pos(x);
+            self.send(Msg::Inv, home, at, line);
+            self.send(Msg::InvAck, at, me, line);
+            self.invalidate_tile(x, line, entry);
+        }
+    }
+
+    fn request_gets(&mut self, tile: usize, line: u64, e: &mut DirEntry) -> u8 {
+        let (home, mc) = self.route(line);
+        let me = self.pos(tile);
+        self.send(Msg::GetS, me, home, line);
+        let state = match e.state {
+            DirState::Uncached => {
+                self.memory_read(line, home, mc, me);
+                e.state = DirState::Owned;
+                e.sharers = bit(tile);
+                T_E
+            }
+            DirState::Shared => {
+                if e.owner != NO_TILE {
+                    let f = e.owner as usize;
+                    self.send(Msg::FwdGetS, home, self.pos(f), line);
+                    self.send(Msg::DataCache, self.pos(f), me, line);
+                    let s2 = self.l2_slot(f, line);
+                    self.l2[f].set_state(s2, T_S);
+                } else {
+                    self.memory_read(line, home, mc, me);
+                }
+                e.sharers |= bit(tile);
+                T_F
+            }
+            DirState::Owned => {
+                let o = e.owner as usize;
+                let at = self.pos(o);
+                self.send(Msg::FwdGetS, home, at, line);
+                self.send(Msg::DataCache, at, me, line);
+                let s2 = self.l2_slot(o, line);
+                if self.l2[o].state(s2) == T_M {
+                    self.send(Msg::Wb, at, home, line);
+                    self.memory_write(line, home, mc);
+                }
+                self.l2[o].set_state(s2, T_S);
+                for local in bits(self.l2[o].aux(s2) as u128) {
+                    let core = self.tile_core(o, local);
+                    self.forget(core, line);
+                    if let Some(s1) = self.l1[core].find(line) {
+                        self.l1[core].set_state(s1, L1_S);
+                    }
+                }
+                e.state = DirState::Shared;
+                e.sharers = bit(o) | bit(tile);
+                T_F
+            }
+        };
+        e.owner = tile as u8;
+        state
+    }
+
+    fn request_getm(&mut self, tile: usize, line: u64, e: &mut DirEntry) {
+        let (home, mc) = self.route(line);
+        let me = self.pos(tile);
+        self.send(Msg::GetM, me, home, line);
+        match e.state {
+            DirState::Uncached => self.memory_read(line, home, mc, me),
+            DirState::Shared => {
+                let f = e.owner;
+                self.invalidate_sharers(line, e, home, tile, f);
+                if f != NO_TILE {
+                    let at = self.pos(f as usize);
+                    self.send(Msg::FwdGetM, home, at, line);
+                    self.send(Msg::DataCache, at, me, line);
+                    self.invalidate_tile(f as usize, line, e);
+                } else {
+                    self.memory_read(line, home, mc, me);
+                }
+            }
+            DirState::Owned => {
+                let o = e.owner as usize;
+                let at = self.pos(o);
+                self.send(Msg::FwdGetM, home, at, line);
+                self.send(Msg::DataCache, at, me, line);
+                self.invalidate_tile(o, line, e);
+            }
+        }
+        e.state = DirState::Owned;
+        e.owner = tile as u8;
+        e.sharers = bit(tile);
+    }
+
+    fn upgrade(&mut self, tile: usize, line: u64, e: &mut DirEntry) {
+        let (home, _) = self.route(line);
+        let me = self.pos(tile);
+        self.send(Msg::Upgrade, me, home, line);
+        self.invalidate_sharers(line, e, home, tile, NO_TILE);
+        self.send(Msg::Ack, home, me, line);
+        e.state = DirState::Owned;
+        e.owner = tile as u8;
+        e.sharers = bit(tile);
+    }
+
+    fn l2_evict(&mut self, tile: usize, slot: usize, line: u64) {
+        let state = self.l2[tile].state(slot);
+        let d = self.l2[tile].word(slot) as usize;
+        for local in bits(self.l2[tile].aux(slot) as u128) {
+            let core = self.tile_core(tile, local);
+            self.forget(core, line);
+            if let Some(s1) = self.l1[core].find(line) {
+                self.l1[core].remove(s1);
+                self.stats.add(Ctr::L2BackInvalidations, 1);
+            }
+        }
+        self.l2[tile].remove(slot);
+        self.stats.add(Ctr::L2Evictions, 1);
+        if self.checker {
+            self.touched.push(line);
+        }
+        let (home, mc) = self.route(line);
+        let me = self.pos(tile);
+        match state {
+            T_M => {
+                self.stats.add(Ctr::L2Writebacks, 1);
+                self.send(Msg::PutM, me, home, line);
+                self.memory_write(line, home, mc);
+            }
+            T_E => self.send(Msg::PutE, me, home, line),
+            _ => self.send(Msg::PutS, me, home, line),
+        }
+        let e = &mut self.dir.entries[d];
+        e.sharers &= !bit(tile);
+        e.l2_lost_to_coherence &= !bit(tile);
+        if e.owner == tile as u8 {
+            e.owner = NO_TILE;
+        }
+        if e.sharers == 0 {
+            e.state = DirState::Uncached;
+            e.owner = NO_TILE;
+        }
+    }
+
+    /// Checks single-writer/multiple-reader and directory/cache agreement for one line.
+    pub fn check_line(&self, line: u64) -> Result<(), String> {
+        let e = self.dir.get(line).copied().unwrap_or_default();
+        let mut holders = 0u128;
+        let mut writers = 0;
+        let mut forwarders = 0;
+        for tile in 0..self.l2.len() {
+            let l2_slot = self.l2[tile].find(line);
+            let tile_state = l2_slot.map_or(0, |s| self.l2[tile].state(s));
+            if let Some(s2) = l2_slot {
+                if Some(self.l2[tile].word(s2) as usize) != self.dir.find(line) {
+                    return Err(format!("line {line:#x}: tile {tile} L2 points to the wrong directory entry"));
+                }
+                holders |= bit(tile);
+                match tile_state {
+                    T_E | T_M => writers += 1,
+                    T_F => forwarders += 1,
+                    _ => {}
+                }
+            }
+            let mut l1_writers = 0;
+            let mut l1_copies = 0;
+            for local in 0..self.topo.cores_per_tile {
+                let core = self.tile_core(tile, local);
+                let Some(s1) = self.l1[core].find(line) else {
+                    if let Some(s2) = l2_slot {
+                        if self.l2[tile].aux(s2) & (1 << local) != 0 {
+                            return Err(format!(
+                                "line {line:#x}: tile {tile} presence bit set for core {core} without a copy"
+                            ));
+                        }
+                    }
+                    continue;
+                };
+                let Some(s2) = l2_slot else {
+                    return Err(format!(
+                        "line {line:#x}: core {core} holds it but its tile {tile} L2 does not (inclusion)"
+                    ));
+                };
+                if self.l2[tile].aux(s2) & (1 << local) == 0 {
+                    return Err(format!("line {line:#x}: core {core} holds it but the presence bit is clear"));
+                }
+                l1_copies += 1;
+                let s = self.l1[core].state(s1);
+                if s != L1_S {
+                    l1_writers += 1;
+                    if tile_state != T_E && tile_state != T_M {
+                        return Err(format!(
+                            "line {line:#x}: core {core} writable in L1D but tile {tile} in state {tile_state}"
+                        ));
+                    }
+                }
+                if s == L1_M && tile_state != T_M {
+                    return Err(format!("line {line:#x}: core {core} dirty but tile {tile} not M"));
+                }
+            }
+            if l1_writers > 0 && l1_copies > 1 {
+                return Err(format!("line {line:#x}: tile {tile} has a writable L1D copy and {l1_copies} copies"));
+            }
+        }
+        if holders != e.sharers {
+            return Err(format!("line {line:#x}: directory sharers {:#x} but holders {holders:#x}", e.sharers));
+        }
+        match e.state {
+            DirState::Uncached if holders != 0 => Err(format!("line {line:#x}: uncached in directory but held")),
+            DirState::Owned if writers != 1 || holders.count_ones() != 1 || holders != bit(e.owner as usize) => {
+                Err(format!("line {line:#x}: owned by {} but holders {holders:#x}, {writers} writers", e.owner))
+            }
+            DirState::Shared if writers != 0 => Err(format!("line {line:#x}: shared with {writers} E/M copies")),
+            DirState::Shared if forwarders > 1 => Err(format!("line {line:#x}: {forwarders} F copies")),
+            DirState::Shared if e.owner != NO_TILE && !self.is_forwarder(e.owner as usize, line) => {
+                Err(format!("line {line:#x}: directory F holder {} not in F", e.owner))
+            }
+            DirState::Shared if e.owner == NO_TILE && forwarders != 0 => {
+                Err(format!("line {line:#x}: directory has no F holder but a tile is F"))
+            }
+            DirState::Shared if holders == 0 => Err(format!("line {line:#x}: shared without holders")),
+            _ => Ok(()),
+        }
+    }
+
+    fn is_forwarder(&self, tile: usize, line: u64) -> bool {
+        self.l2[tile].find(line).is_some_and(|s| self.l2[tile].state(s) == T_F)
+    }
+
+    /// Checks every line known to the directory or present in any cache.
+    pub fn check_all(&self) -> Result<(), String> {
+        for line in self.dir.lines() {
+            self.check_line(line)?;
+        }
+        for cache in self.l1.iter().chain(self.l2.iter()) {
+            for (_, line) in cache.lines() {
+                if self.dir.get(line).is_none() {
+                    return Err(format!("line {line:#x} cached but unknown to the directory"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Request/response balance of a slot: every request got exactly one response.
+    pub fn balance_errors(&mut self, slot: usize) -> Vec<String> {
+        self.stats.settle();
+        let s = &self.stats.slots[slot];
+        let m = |x: Msg| s.msgs(x);
+        let mut errors = Vec::new();
+        let mut expect = |what: &str, a: u64, b: u64| {
+            if a != b {
+                errors.push(format!("{what}: {a} != {b}"));
+            }
+        };
+        expect("gets+getm = data+data_cache", m(Msg::GetS) + m(Msg::GetM), m(Msg::Data) + m(Msg::DataCache));
+        expect("fwd_gets+fwd_getm = data_cache", m(Msg::FwdGetS) + m(Msg::FwdGetM), m(Msg::DataCache));
+        expect("inv = inv_ack", m(Msg::Inv), m(Msg::InvAck));
+        expect("upgrade = ack", m(Msg::Upgrade), m(Msg::Ack));
+        expect("mem_rd = data", m(Msg::MemRd), m(Msg::Data));
+        expect("putm+wb = mem_wr", m(Msg::PutM) + m(Msg::Wb), m(Msg::MemWr));
+        expect("l2.writebacks = putm", s.get(Ctr::L2Writebacks), m(Msg::PutM));
+        expect("l2.misses = gets+getm", s.get(Ctr::L2Misses), m(Msg::GetS) + m(Msg::GetM));
+        expect("l2.upgrades = upgrade", s.get(Ctr::L2Upgrades), m(Msg::Upgrade));
+        expect("l2.evictions = putm+pute+puts", s.get(Ctr::L2Evictions), m(Msg::PutM) + m(Msg::PutE) + m(Msg::PutS));
+        let dev_reads: u64 = s.dev_reads.iter().sum();
+        let dev_writes: u64 = s.dev_writes.iter().sum();
+        expect("device reads = mem_rd", dev_reads, m(Msg::MemRd));
+        expect("device writes = mem_wr", dev_writes, m(Msg::MemWr));
+        expect(
+            "l1d misses = cold+capacity+coherence",
+            s.get(Ctr::L1dMisses),
+            s.get(Ctr::L1dMissCold) + s.get(Ctr::L1dMissCapacity) + s.get(Ctr::L1dMissCoherence),
+        );
+        expect(
+            "l2 misses = cold+capacity+coherence",
+            s.get(Ctr::L2Misses),
+            s.get(Ctr::L2MissCold) + s.get(Ctr::L2MissCapacity) + s.get(Ctr::L2MissCoherence),
+        );
+        errors
+    }
+}

@@ -1,0 +1,21 @@
+//! manylab QEMU TCG plugin: a many-core mesh with private L1Ds, shared per-tile L2s, a MESIF
+//! directory, and DRAM/MCDRAM/PCM memory devices. See README.md for arguments and schema.
+
+pub mod args;
+pub mod cache;
+pub mod coherence;
+pub mod directory;
+pub mod json;
+pub mod memory;
+pub mod params;
+pub mod report;
+pub mod roi;
+pub mod stats;
+pub mod symbols;
+pub mod topology;
+
+#[cfg(not(test))]
+mod qemu;
+
+#[cfg(test)]
+mod tests;

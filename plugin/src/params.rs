@@ -1,0 +1,499 @@
+//! Machine parameters: the presets and the `set.<key>=<value>` overrides.
+//! Every field is reachable through `Params::set`; `KEYS` is the list shown in error messages.
+
+use crate::json::JsonWriter;
+
+pub const LINE_BYTES: u64 = 64;
+pub const LINE_SHIFT: u32 = 6;
+/// Tile and core masks are `u128`; the L2 keeps the in-tile L1 presence as a `u8`.
+pub const MAX_TILES: usize = 128;
+pub const MAX_CORES: usize = 128;
+pub const MAX_CORES_PER_TILE: u32 = 8;
+
+pub const PRESETS: &[&str] = &["knl-64", "knl-256", "altra-80", "icelake-32", "tiny-4"];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cluster {
+    AllToAll,
+    Quadrant,
+    Snc4,
+}
+
+impl Cluster {
+    pub fn name(self) -> &'static str {
+        match self {
+            Cluster::AllToAll => "all2all",
+            Cluster::Quadrant => "quadrant",
+            Cluster::Snc4 => "snc4",
+        }
+    }
+}
+
+/// How vCPU numbers map to hardware threads. `scatter` is Linux's numbering on Intel parts
+/// (cpu i = core i mod cores, SMT sibling i div cores); `compact` puts SMT siblings adjacent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VcpuMap {
+    Scatter,
+    Compact,
+}
+
+impl VcpuMap {
+    pub fn name(self) -> &'static str {
+        match self {
+            VcpuMap::Scatter => "scatter",
+            VcpuMap::Compact => "compact",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CacheGeom {
+    pub size_kib: u32,
+    pub ways: u32,
+}
+
+impl CacheGeom {
+    pub fn sets(&self) -> u32 {
+        (self.size_kib as u64 * 1024 / LINE_BYTES / self.ways as u64) as u32
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceParams {
+    pub read_ns: f64,
+    pub write_ns: f64,
+    pub read_nj_per_bit: f64,
+    pub write_nj_per_bit: f64,
+    /// Writes per cell before wear-out; 0 = unlimited.
+    pub endurance: f64,
+}
+
+/// A mesh position: (row, column). Memory controllers may sit just outside the tile grid
+/// (row -1 or `rows`, column -1 or `cols`), one hop from the edge tile.
+pub type Pos = (i32, i32);
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Params {
+    pub preset: String,
+    pub mesh_rows: u32,
+    pub mesh_cols: u32,
+    pub disabled_tiles: Vec<Pos>,
+    pub flit_bytes: u32,
+    pub cores_per_tile: u32,
+    pub threads_per_core: u32,
+    pub vcpu_map: VcpuMap,
+    pub cluster: Cluster,
+    pub l1d: CacheGeom,
+    pub l2: CacheGeom,
+    pub mc_ddr: Vec<Pos>,
+    pub mc_mcdram: Vec<Pos>,
+    pub dram: DeviceParams,
+    pub mcdram: DeviceParams,
+    pub pcm: DeviceParams,
+    pub allow_oversubscribe: bool,
+    pub hot_lines: u32,
+    pub hot_functions: u32,
+}
+
+pub const KEYS: &[&str] = &[
+    "mesh.rows",
+    "mesh.cols",
+    "mesh.disabled",
+    "mesh.flit_bytes",
+    "cores_per_tile",
+    "threads_per_core",
+    "vcpu_map",
+    "cluster",
+    "l1d.size_kib",
+    "l1d.ways",
+    "l2.size_kib",
+    "l2.ways",
+    "mc.ddr",
+    "mc.mcdram",
+    "dram.read_ns",
+    "dram.write_ns",
+    "dram.read_nj_per_bit",
+    "dram.write_nj_per_bit",
+    "mcdram.read_ns",
+    "mcdram.write_ns",
+    "mcdram.read_nj_per_bit",
+    "mcdram.write_nj_per_bit",
+    "pcm.read_ns",
+    "pcm.write_ns",
+    "pcm.read_nj_per_bit",
+    "pcm.write_nj_per_bit",
+    "pcm.endurance",
+    "allow_oversubscribe",
+    "hot_lines",
+    "hot_functions",
+];
+
+/// Digest Table 1: DRAM read 50 ns, write 20-50 ns (upper bound taken), 0.1 nJ/bit both ways.
+fn dram_defaults() -> DeviceParams {
+    DeviceParams { read_ns: 50.0, write_ns: 50.0, read_nj_per_bit: 0.1, write_nj_per_bit: 0.1, endurance: 0.0 }
+}
+
+/// Digest Table 1: PCM read 50-100 ns (upper bound), write ~1 us, read 0.1 nJ/bit, write
+/// 1 nJ/bit, endurance 1e8 writes.
+fn pcm_defaults() -> DeviceParams {
+    DeviceParams { read_ns: 100.0, write_ns: 1000.0, read_nj_per_bit: 0.1, write_nj_per_bit: 1.0, endurance: 1e8 }
+}
+
+/// MCDRAM has no figure in the digest: idle latency ~10% above DDR on KNL, energy assumed
+/// equal to DRAM (documented as an assumption in README.md).
+fn mcdram_defaults() -> DeviceParams {
+    DeviceParams { read_ns: 55.0, write_ns: 55.0, read_nj_per_bit: 0.1, write_nj_per_bit: 0.1, endurance: 0.0 }
+}
+
+fn knl(name: &str) -> Params {
+    Params {
+        preset: name.to_string(),
+        mesh_rows: 6,
+        mesh_cols: 6,
+        disabled_tiles: vec![(1, 1), (1, 4), (4, 1), (4, 4)],
+        flit_bytes: 32,
+        cores_per_tile: 2,
+        threads_per_core: 4,
+        vcpu_map: VcpuMap::Scatter,
+        cluster: Cluster::Quadrant,
+        l1d: CacheGeom { size_kib: 32, ways: 8 },
+        l2: CacheGeom { size_kib: 1024, ways: 16 },
+        mc_ddr: vec![(2, -1), (3, 6)],
+        mc_mcdram: vec![(-1, 0), (-1, 1), (-1, 4), (-1, 5), (6, 0), (6, 1), (6, 4), (6, 5)],
+        dram: dram_defaults(),
+        mcdram: mcdram_defaults(),
+        pcm: pcm_defaults(),
+        allow_oversubscribe: false,
+        hot_lines: 20,
+        hot_functions: 30,
+    }
+}
+
+pub fn preset(name: &str) -> Result<Params, String> {
+    let mut p = knl(name);
+    match name {
+        "knl-64" | "knl-256" => {}
+        "altra-80" => {
+            p.mesh_rows = 8;
+            p.mesh_cols = 10;
+            p.disabled_tiles = vec![];
+            p.cores_per_tile = 1;
+            p.threads_per_core = 1;
+            p.cluster = Cluster::AllToAll;
+            p.l1d = CacheGeom { size_kib: 64, ways: 4 };
+            p.l2 = CacheGeom { size_kib: 1024, ways: 8 };
+            p.mc_ddr = vec![(1, -1), (3, -1), (4, -1), (6, -1), (1, 10), (3, 10), (4, 10), (6, 10)];
+            p.mc_mcdram = vec![];
+        }
+        "icelake-32" => {
+            p.mesh_rows = 5;
+            p.mesh_cols = 8;
+            p.disabled_tiles = vec![(0, 0), (0, 7), (2, 0), (2, 7), (4, 0), (4, 7), (2, 3), (2, 4)];
+            p.cores_per_tile = 1;
+            p.threads_per_core = 2;
+            p.cluster = Cluster::AllToAll;
+            p.l1d = CacheGeom { size_kib: 48, ways: 12 };
+            p.l2 = CacheGeom { size_kib: 1280, ways: 20 };
+            p.mc_ddr = vec![(1, -1), (3, -1), (1, 8), (3, 8)];
+            p.mc_mcdram = vec![];
+        }
+        "tiny-4" => {
+            p.mesh_rows = 2;
+            p.mesh_cols = 2;
+            p.disabled_tiles = vec![];
+            p.cores_per_tile = 1;
+            p.threads_per_core = 1;
+            p.cluster = Cluster::AllToAll;
+            p.l1d = CacheGeom { size_kib: 1, ways: 2 };
+            p.l2 = CacheGeom { size_kib: 4, ways: 4 };
+            p.mc_ddr = vec![(0, -1)];
+            p.mc_mcdram = vec![(1, 2)];
+        }
+        _ => return Err(format!("unknown preset '{name}'; allowed: {}", PRESETS.join(", "))),
+    }
+    Ok(p)
+}
+
+fn parse_num<T: std::str::FromStr>(key: &str, value: &str, what: &str) -> Result<T, String> {
+    value.parse::<T>().map_err(|_| format!("bad value '{value}' for set.{key}: expected {what}"))
+}
+
+fn parse_bool(key: &str, value: &str) -> Result<bool, String> {
+    match value {
+        "on" | "yes" | "true" | "1" => Ok(true),
+        "off" | "no" | "false" | "0" => Ok(false),
+        _ => Err(format!("bad value '{value}' for {key}: expected on or off")),
+    }
+}
+
+/// Positions are written `row:col/row:col/...` (no commas: QEMU splits plugin args on them).
+fn parse_positions(key: &str, value: &str) -> Result<Vec<Pos>, String> {
+    if value.is_empty() || value == "none" {
+        return Ok(vec![]);
+    }
+    value
+        .split('/')
+        .map(|item| {
+            let (r, c) = item.split_once(':').ok_or(())?;
+            Ok((r.parse::<i32>().map_err(|_| ())?, c.parse::<i32>().map_err(|_| ())?))
+        })
+        .collect::<Result<Vec<Pos>, ()>>()
+        .map_err(|_| format!("bad value '{value}' for set.{key}: expected row:col/row:col/... or none"))
+}
+
+fn positions_text(list: &[Pos]) -> String {
+    if list.is_empty() {
+        return "none".into();
+    }
+    list.iter().map(|(r, c)| format!("{r}:{c}")).collect::<Vec<_>>().join("/")
+}
+
+impl Params {
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        const COUNT: &str = "a positive integer";
+        const REAL: &str = "a non-negative number";
+        let real = |v: &str| -> Result<f64, String> {
+            let x: f64 = parse_num(key, v, REAL)?;
+            if x.is_finite() && x >= 0.0 {
+                Ok(x)
+            } else {
+                Err(format!("bad value '{v}' for set.{key}: expected {REAL}"))
+            }
+        };
+        let count = |v: &str| -> Result<u32, String> {
+            match parse_num::<u32>(key, v, COUNT)? {
+                0 => Err(format!("bad value '{v}' for set.{key}: expected {COUNT}")),
+                n => Ok(n),
+            }
+        };
+        let (dev_name, field) = key.split_once('.').unwrap_or((key, ""));
+        let device = match dev_name {
+            "dram" => Some(&mut self.dram),
+            "mcdram" => Some(&mut self.mcdram),
+            "pcm" => Some(&mut self.pcm),
+            _ => None,
+        };
+        if let Some(dev) = device {
+            let slot = match field {
+                "read_ns" => &mut dev.read_ns,
+                "write_ns" => &mut dev.write_ns,
+                "read_nj_per_bit" => &mut dev.read_nj_per_bit,
+                "write_nj_per_bit" => &mut dev.write_nj_per_bit,
+                "endurance" if dev_name == "pcm" => &mut dev.endurance,
+                _ => return Err(unknown_key(key)),
+            };
+            *slot = real(value)?;
+            return Ok(());
+        }
+        match key {
+            "mesh.rows" => self.mesh_rows = count(value)?,
+            "mesh.cols" => self.mesh_cols = count(value)?,
+            "mesh.disabled" => self.disabled_tiles = parse_positions(key, value)?,
+            "mesh.flit_bytes" => self.flit_bytes = count(value)?,
+            "cores_per_tile" => self.cores_per_tile = count(value)?,
+            "threads_per_core" => self.threads_per_core = count(value)?,
+            "vcpu_map" => {
+                self.vcpu_map = match value {
+                    "scatter" => VcpuMap::Scatter,
+                    "compact" => VcpuMap::Compact,
+                    _ => return Err(format!("bad value '{value}' for set.vcpu_map: expected scatter or compact")),
+                }
+            }
+            "cluster" => {
+                self.cluster = match value {
+                    "all2all" | "all-to-all" => Cluster::AllToAll,
+                    "quadrant" => Cluster::Quadrant,
+                    "snc4" | "snc-4" => Cluster::Snc4,
+                    _ => {
+                        return Err(format!("bad value '{value}' for set.cluster: expected all2all, quadrant or snc4"))
+                    }
+                }
+            }
+            "l1d.size_kib" => self.l1d.size_kib = count(value)?,
+            "l1d.ways" => self.l1d.ways = count(value)?,
+            "l2.size_kib" => self.l2.size_kib = count(value)?,
+            "l2.ways" => self.l2.ways = count(value)?,
+            "mc.ddr" => self.mc_ddr = parse_positions(key, value)?,
+            "mc.mcdram" => self.mc_mcdram = parse_positions(key, value)?,
+            "allow_oversubscribe" => self.allow_oversubscribe = parse_bool("set.allow_oversubscribe", value)?,
+            "hot_lines" => self.hot_lines = parse_num(key, value, "an integer")?,
+            "hot_functions" => self.hot_functions = parse_num(key, value, "an integer")?,
+            _ => return Err(unknown_key(key)),
+        }
+        Ok(())
+    }
+
+    pub fn active_tiles(&self) -> Vec<Pos> {
+        let mut tiles = Vec::new();
+        for r in 0..self.mesh_rows as i32 {
+            for c in 0..self.mesh_cols as i32 {
+                if !self.disabled_tiles.contains(&(r, c)) {
+                    tiles.push((r, c));
+                }
+            }
+        }
+        tiles
+    }
+
+    pub fn n_cores(&self) -> usize {
+        self.active_tiles().len() * self.cores_per_tile as usize
+    }
+
+    pub fn n_threads(&self) -> usize {
+        self.n_cores() * self.threads_per_core as usize
+    }
+
+    /// Checks the combination of values; `vcpus` is the guest's vCPU count.
+    pub fn validate(&self, vcpus: usize) -> Result<(), String> {
+        let tiles = self.active_tiles();
+        if tiles.is_empty() {
+            return Err("set.mesh.disabled: no active tile left".into());
+        }
+        if tiles.len() > MAX_TILES {
+            return Err(format!("mesh has {} active tiles; at most {MAX_TILES} are supported", tiles.len()));
+        }
+        if self.cores_per_tile > MAX_CORES_PER_TILE {
+            return Err(format!("set.cores_per_tile={} too large; at most {MAX_CORES_PER_TILE}", self.cores_per_tile));
+        }
+        if self.n_cores() > MAX_CORES {
+            return Err(format!("{} cores; at most {MAX_CORES} are supported", self.n_cores()));
+        }
+        for (name, geom) in [("l1d", &self.l1d), ("l2", &self.l2)] {
+            let lines = geom.size_kib as u64 * 1024 / LINE_BYTES;
+            if lines == 0 || !lines.is_multiple_of(geom.ways as u64) {
+                return Err(format!(
+                    "set.{name}.size_kib={} with {name}.ways={}: size must hold a whole number of 64-byte sets",
+                    geom.size_kib, geom.ways
+                ));
+            }
+        }
+        if self.l1d.size_kib > self.l2.size_kib {
+            return Err("l1d.size_kib larger than l2.size_kib: the L2 is inclusive of the L1Ds".into());
+        }
+        if self.mc_ddr.is_empty() {
+            return Err("set.mc.ddr: at least one DDR memory controller is needed".into());
+        }
+        if matches!(self.cluster, Cluster::Quadrant | Cluster::Snc4) {
+            if self.mesh_rows < 2 || self.mesh_cols < 2 {
+                return Err(format!("set.cluster={} needs at least a 2x2 mesh", self.cluster.name()));
+            }
+            let mut per_quadrant = [0usize; 4];
+            for &(r, c) in &tiles {
+                per_quadrant[self.quadrant_of((r, c))] += 1;
+            }
+            if per_quadrant.contains(&0) {
+                return Err(format!("set.cluster={}: every quadrant needs an active tile", self.cluster.name()));
+            }
+        }
+        if vcpus > self.n_threads() && !self.allow_oversubscribe {
+            return Err(format!(
+                "{vcpus} vCPUs but preset {} has {} hardware threads ({} tiles x {} cores x {} threads); \
+                 choose a larger preset or pass set.allow_oversubscribe=on",
+                self.preset,
+                self.n_threads(),
+                tiles.len(),
+                self.cores_per_tile,
+                self.threads_per_core
+            ));
+        }
+        Ok(())
+    }
+
+    /// Quadrant 0 = north-west, 1 = north-east, 2 = south-west, 3 = south-east.
+    pub fn quadrant_of(&self, (r, c): Pos) -> usize {
+        let south = (r as i64) * 2 >= self.mesh_rows as i64;
+        let east = (c as i64) * 2 >= self.mesh_cols as i64;
+        (south as usize) * 2 + east as usize
+    }
+
+    pub fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field_str("preset", &self.preset);
+        w.field_u64("mesh.rows", self.mesh_rows as u64);
+        w.field_u64("mesh.cols", self.mesh_cols as u64);
+        w.field_str("mesh.disabled", &positions_text(&self.disabled_tiles));
+        w.field_u64("mesh.active_tiles", self.active_tiles().len() as u64);
+        w.field_u64("mesh.flit_bytes", self.flit_bytes as u64);
+        w.field_str("mesh.routing", "YX");
+        w.field_u64("cores_per_tile", self.cores_per_tile as u64);
+        w.field_u64("threads_per_core", self.threads_per_core as u64);
+        w.field_u64("cores", self.n_cores() as u64);
+        w.field_u64("hw_threads", self.n_threads() as u64);
+        w.field_str("vcpu_map", self.vcpu_map.name());
+        w.field_str("cluster", self.cluster.name());
+        w.field_u64("line_bytes", LINE_BYTES);
+        for (name, geom) in [("l1d", &self.l1d), ("l2", &self.l2)] {
+            w.field_u64(&format!("{name}.size_kib"), geom.size_kib as u64);
+            w.field_u64(&format!("{name}.ways"), geom.ways as u64);
+            w.field_u64(&format!("{name}.sets"), geom.sets() as u64);
+        }
+        w.field_str("l1d.policy", "LRU, write-back, private per core");
+        w.field_str("l2.policy", "LRU, write-back, shared per tile, inclusive of L1D");
+        w.field_str("coherence", "MESIF, full-map directory at the home tile");
+        w.field_str("mc.ddr", &positions_text(&self.mc_ddr));
+        w.field_str("mc.mcdram", &positions_text(&self.mc_mcdram));
+        for (name, dev) in [("dram", &self.dram), ("mcdram", &self.mcdram), ("pcm", &self.pcm)] {
+            w.field_f64(&format!("{name}.read_ns"), dev.read_ns);
+            w.field_f64(&format!("{name}.write_ns"), dev.write_ns);
+            w.field_f64(&format!("{name}.read_nj_per_bit"), dev.read_nj_per_bit);
+            w.field_f64(&format!("{name}.write_nj_per_bit"), dev.write_nj_per_bit);
+            if name == "pcm" {
+                w.field_f64("pcm.endurance", dev.endurance);
+            }
+        }
+        w.field_bool("allow_oversubscribe", self.allow_oversubscribe);
+        w.field_u64("hot_lines", self.hot_lines as u64);
+        w.field_u64("hot_functions", self.hot_functions as u64);
+        w.end_object();
+    }
+}
+
+fn unknown_key(key: &str) -> String {
+    format!("unknown key 'set.{key}'; allowed: set.{}", KEYS.join(", set."))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_validate_at_their_thread_count() {
+        for name in PRESETS {
+            let p = preset(name).unwrap();
+            p.validate(p.n_threads()).unwrap();
+        }
+        assert_eq!(preset("knl-64").unwrap().n_threads(), 256);
+        assert_eq!(preset("knl-64").unwrap().n_cores(), 64);
+        assert_eq!(preset("altra-80").unwrap().n_threads(), 80);
+        assert_eq!(preset("icelake-32").unwrap().n_threads(), 64);
+        assert_eq!(preset("tiny-4").unwrap().n_threads(), 4);
+    }
+
+    #[test]
+    fn oversubscription_is_refused_unless_allowed() {
+        let mut p = preset("tiny-4").unwrap();
+        let err = p.validate(8).unwrap_err();
+        assert!(err.contains("allow_oversubscribe"), "{err}");
+        p.set("allow_oversubscribe", "on").unwrap();
+        p.validate(8).unwrap();
+    }
+
+    #[test]
+    fn every_key_is_settable_and_bad_ones_are_named() {
+        let mut p = preset("knl-64").unwrap();
+        for key in KEYS {
+            let value = match *key {
+                "mesh.disabled" | "mc.mcdram" => "none",
+                "mc.ddr" => "0:-1/5:6",
+                "vcpu_map" => "compact",
+                "cluster" => "snc4",
+                "allow_oversubscribe" => "on",
+                _ => "4",
+            };
+            p.set(key, value).unwrap_or_else(|e| panic!("{key}: {e}"));
+        }
+        assert!(p.set("l3.size_kib", "4").unwrap_err().contains("set.l3.size_kib"));
+        assert!(p.set("l2.ways", "x").unwrap_err().contains("set.l2.ways"));
+        assert!(p.set("cluster", "hemi").unwrap_err().contains("quadrant"));
+    }
+}

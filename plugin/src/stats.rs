@@ -1,0 +1,437 @@
+//! Counters, kept per statistics slot ("total", "roi", other regions and phases), and their
+//! JSON form. Every event goes to all active slots; slot 0 ("total") is always active.
+
+use crate::directory::LineMap;
+use crate::json::JsonWriter;
+use crate::memory::{DeviceKind, DEVICE_KINDS};
+use crate::params::{Params, LINE_BYTES};
+use crate::symbols::Symbols;
+
+macro_rules! counters {
+    ($($variant:ident => $name:literal,)*) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Ctr { $($variant,)* }
+        pub const CTR_NAMES: &[&str] = &[$($name,)*];
+    };
+}
+
+counters! {
+    Insts => "insts",
+    Loads => "mem.loads",
+    Stores => "mem.stores",
+    IoAccesses => "mem.io_accesses",
+    L1dHits => "l1d.hits",
+    L1dMisses => "l1d.misses",
+    L1dMissCold => "l1d.misses.cold",
+    L1dMissCapacity => "l1d.misses.capacity",
+    L1dMissCoherence => "l1d.misses.coherence",
+    L1dUpgrades => "l1d.upgrades",
+    L1dWritebacks => "l1d.writebacks",
+    L1dSiblingInvalidations => "l1d.sibling_invalidations",
+    L2Hits => "l2.hits",
+    L2Misses => "l2.misses",
+    L2MissCold => "l2.misses.cold",
+    L2MissCapacity => "l2.misses.capacity",
+    L2MissCoherence => "l2.misses.coherence",
+    L2Upgrades => "l2.upgrades",
+    L2Evictions => "l2.evictions",
+    L2Writebacks => "l2.writebacks",
+    L2BackInvalidations => "l2.back_invalidations",
+    CohInvalidations => "coh.invalidations",
+}
+
+pub const N_CTR: usize = CTR_NAMES.len();
+
+/// Mesh message types. Data-carrying types cost `1 + 64/flit_bytes` flits, the others 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Msg {
+    GetS,
+    GetM,
+    Upgrade,
+    FwdGetS,
+    FwdGetM,
+    Inv,
+    InvAck,
+    Data,
+    DataCache,
+    Ack,
+    PutM,
+    PutE,
+    PutS,
+    Wb,
+    MemRd,
+    MemWr,
+}
+
+pub const MSG_NAMES: &[&str] = &[
+    "gets",
+    "getm",
+    "upgrade",
+    "fwd_gets",
+    "fwd_getm",
+    "inv",
+    "inv_ack",
+    "data",
+    "data_cache",
+    "ack",
+    "putm",
+    "pute",
+    "puts",
+    "wb",
+    "mem_rd",
+    "mem_wr",
+];
+pub const N_MSG: usize = MSG_NAMES.len();
+
+impl Msg {
+    /// Traffic that exists only because another tile holds the line (hot-line ranking).
+    pub fn is_sharing(self) -> bool {
+        matches!(
+            self,
+            Msg::FwdGetS | Msg::FwdGetM | Msg::Inv | Msg::InvAck | Msg::DataCache | Msg::Upgrade | Msg::Ack | Msg::Wb
+        )
+    }
+
+    pub fn carries_data(self) -> bool {
+        matches!(self, Msg::Data | Msg::DataCache | Msg::PutM | Msg::Wb | Msg::MemWr)
+    }
+}
+
+/// Per-function event counts (instructions are kept outside the model, see `Slot::func_insts`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FuncCtr {
+    L1dMisses,
+    L2Misses,
+    CohMsgs,
+    Invalidations,
+}
+pub const N_FUNC_CTR: usize = 4;
+
+#[derive(Clone, Copy, Default, Debug)]
+pub struct HotLine {
+    pub coh_msgs: u64,
+    pub invalidations: u64,
+    pub last_vaddr: u64,
+}
+
+pub struct Slot {
+    pub name: String,
+    pub entered: u64,
+    pub ctr: [u64; N_CTR],
+    /// Per message type: messages, flits, hops.
+    pub msg: [[u64; 3]; N_MSG],
+    pub dev_reads: [u64; 3],
+    pub dev_writes: [u64; 3],
+    pub pcm_line_writes: LineMap<u32>,
+    pub hot_lines: LineMap<HotLine>,
+    pub funcs: Vec<[u64; N_FUNC_CTR]>,
+    pub func_insts: Vec<u64>,
+    pub host_wall_s: f64,
+}
+
+impl Slot {
+    pub fn new(name: &str, n_funcs: usize) -> Slot {
+        Slot {
+            name: name.to_string(),
+            entered: 0,
+            ctr: [0; N_CTR],
+            msg: [[0; 3]; N_MSG],
+            dev_reads: [0; 3],
+            dev_writes: [0; 3],
+            pcm_line_writes: LineMap::default(),
+            hot_lines: LineMap::default(),
+            funcs: vec![[0; N_FUNC_CTR]; n_funcs],
+            func_insts: vec![0; n_funcs],
+            host_wall_s: 0.0,
+        }
+    }
+
+    pub fn get(&self, c: Ctr) -> u64 {
+        self.ctr[c as usize]
+    }
+
+    pub fn msgs(&self, m: Msg) -> u64 {
+        self.msg[m as usize][0]
+    }
+
+    pub fn total_msgs(&self) -> u64 {
+        self.msg.iter().map(|m| m[0]).sum()
+    }
+
+    pub fn total_hops(&self) -> u64 {
+        self.msg.iter().map(|m| m[2]).sum()
+    }
+
+    pub fn total_flits(&self) -> u64 {
+        self.msg.iter().map(|m| m[1]).sum()
+    }
+
+    fn pcm_max_line_writes(&self) -> u64 {
+        self.pcm_line_writes.values().copied().max().unwrap_or(0) as u64
+    }
+
+    /// The scalar statistics of this slot, in their fixed output order.
+    pub fn scalars(&self, p: &Params) -> Vec<(String, f64)> {
+        let mut out: Vec<(String, f64)> = Vec::with_capacity(128);
+        let c = |x: Ctr| self.get(x) as f64;
+        let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+        out.push(("insts".into(), c(Ctr::Insts)));
+        out.push(("mem.accesses".into(), c(Ctr::Loads) + c(Ctr::Stores)));
+        for (i, name) in CTR_NAMES.iter().enumerate().skip(1) {
+            out.push((name.to_string(), self.ctr[i] as f64));
+        }
+        let l1_accesses = c(Ctr::L1dHits) + c(Ctr::L1dMisses) + c(Ctr::L1dUpgrades);
+        out.push(("l1d.accesses".into(), l1_accesses));
+        out.push(("l1d.miss_rate".into(), ratio(c(Ctr::L1dMisses), l1_accesses)));
+        let l2_accesses = c(Ctr::L2Hits) + c(Ctr::L2Misses);
+        out.push(("l2.accesses".into(), l2_accesses));
+        out.push(("l2.miss_rate".into(), ratio(c(Ctr::L2Misses), l2_accesses)));
+        out.push(("coh.msgs".into(), self.total_msgs() as f64));
+        out.push(("coh.flits".into(), self.total_flits() as f64));
+        out.push(("coh.hops".into(), self.total_hops() as f64));
+        for (i, name) in MSG_NAMES.iter().enumerate() {
+            out.push((format!("coh.msgs.{name}"), self.msg[i][0] as f64));
+        }
+        for (i, name) in MSG_NAMES.iter().enumerate() {
+            out.push((format!("coh.flits.{name}"), self.msg[i][1] as f64));
+        }
+        for (i, name) in MSG_NAMES.iter().enumerate() {
+            out.push((format!("coh.hops.{name}"), self.msg[i][2] as f64));
+        }
+        let bits = (LINE_BYTES * 8) as f64;
+        let (mut reads, mut writes, mut energy, mut time) = (0.0, 0.0, 0.0, 0.0);
+        for kind in DEVICE_KINDS {
+            let dev = kind.params(p);
+            let r = self.dev_reads[kind as usize] as f64;
+            let w = self.dev_writes[kind as usize] as f64;
+            let e = r * bits * dev.read_nj_per_bit + w * bits * dev.write_nj_per_bit;
+            let t = r * dev.read_ns + w * dev.write_ns;
+            out.push((format!("mem.{}.reads", kind.name()), r));
+            out.push((format!("mem.{}.writes", kind.name()), w));
+            out.push((format!("mem.{}.energy_nj", kind.name()), e));
+            out.push((format!("mem.{}.time_ns", kind.name()), t));
+            reads += r;
+            writes += w;
+            energy += e;
+            time += t;
+        }
+        out.push(("mem.reads".into(), reads));
+        out.push(("mem.writes".into(), writes));
+        out.push(("mem.energy_nj".into(), energy));
+        out.push(("mem.time_ns".into(), time));
+        let max_writes = self.pcm_max_line_writes() as f64;
+        out.push(("mem.pcm.lines_written".into(), self.pcm_line_writes.len() as f64));
+        out.push(("mem.pcm.max_line_writes".into(), max_writes));
+        // How many repetitions of this slot's execution until the hottest line wears out.
+        let lifetime = if max_writes > 0.0 && p.pcm.endurance > 0.0 { p.pcm.endurance / max_writes } else { 0.0 };
+        out.push(("mem.pcm.lifetime_runs".into(), lifetime));
+        out
+    }
+
+    pub fn write_json(&self, w: &mut JsonWriter, p: &Params, syms: &Symbols) {
+        w.begin_object();
+        w.field_u64("entered", self.entered);
+        w.field_f64("host.wall_s", self.host_wall_s);
+        w.field_object("stats");
+        for (name, value) in self.scalars(p) {
+            w.field_f64(&name, value);
+        }
+        w.end_object();
+
+        w.field_object("pcm.wear");
+        let mut histogram = [0u64; 33];
+        for &n in self.pcm_line_writes.values() {
+            histogram[(32 - n.leading_zeros()) as usize] += 1;
+        }
+        let used = histogram.iter().rposition(|&n| n > 0).map_or(0, |i| i + 1);
+        w.field_str("histogram_buckets", "bucket b counts lines written [2^(b-1), 2^b) times; b=1 is exactly once");
+        w.field_array("histogram");
+        for &n in &histogram[..used] {
+            w.element_u64(n);
+        }
+        w.end_array();
+        w.end_object();
+
+        w.field_array("hot_lines");
+        let mut lines: Vec<(&u64, &HotLine)> = self.hot_lines.iter().collect();
+        lines.sort_by(|a, b| b.1.coh_msgs.cmp(&a.1.coh_msgs).then(a.0.cmp(b.0)));
+        for (&line, hot) in lines.into_iter().take(p.hot_lines as usize) {
+            w.element_object();
+            w.field_str("paddr", &format!("{:#x}", line * LINE_BYTES));
+            w.field_str("vaddr", &format!("{:#x}", hot.last_vaddr & !(LINE_BYTES - 1)));
+            w.field_str("symbol", &syms.data_name(hot.last_vaddr).unwrap_or_default());
+            w.field_u64("coh.msgs", hot.coh_msgs);
+            w.field_u64("coh.invalidations", hot.invalidations);
+            w.end_object();
+        }
+        w.end_array();
+
+        w.field_array("functions");
+        let mut ids: Vec<usize> =
+            (0..self.funcs.len()).filter(|&i| self.func_insts[i] > 0 || self.funcs[i].iter().any(|&n| n > 0)).collect();
+        ids.sort_by(|&a, &b| {
+            let key = |i: usize| {
+                (
+                    self.funcs[i][FuncCtr::L1dMisses as usize] + self.funcs[i][FuncCtr::CohMsgs as usize],
+                    self.func_insts[i],
+                )
+            };
+            key(b).cmp(&key(a)).then(a.cmp(&b))
+        });
+        for i in ids.into_iter().take(p.hot_functions as usize) {
+            w.element_object();
+            w.field_str("name", syms.name(i as u32));
+            w.field_u64("insts", self.func_insts[i]);
+            w.field_u64("l1d.misses", self.funcs[i][FuncCtr::L1dMisses as usize]);
+            w.field_u64("l2.misses", self.funcs[i][FuncCtr::L2Misses as usize]);
+            w.field_u64("coh.msgs", self.funcs[i][FuncCtr::CohMsgs as usize]);
+            w.field_u64("coh.invalidations", self.funcs[i][FuncCtr::Invalidations as usize]);
+            w.end_object();
+        }
+        w.end_array();
+        w.end_object();
+    }
+}
+
+/// Keys copied to the flat summary (besides every `coh.msgs.<type>` and `mem.<dev>.*`).
+pub const SUMMARY_KEYS: &[&str] = &[
+    "insts",
+    "mem.accesses",
+    "mem.loads",
+    "mem.stores",
+    "l1d.accesses",
+    "l1d.hits",
+    "l1d.misses",
+    "l1d.miss_rate",
+    "l1d.misses.cold",
+    "l1d.misses.capacity",
+    "l1d.misses.coherence",
+    "l1d.upgrades",
+    "l1d.writebacks",
+    "l2.accesses",
+    "l2.hits",
+    "l2.misses",
+    "l2.miss_rate",
+    "l2.misses.cold",
+    "l2.misses.capacity",
+    "l2.misses.coherence",
+    "l2.writebacks",
+    "coh.msgs",
+    "coh.flits",
+    "coh.hops",
+    "coh.invalidations",
+    "mem.reads",
+    "mem.writes",
+    "mem.energy_nj",
+    "mem.time_ns",
+    "mem.pcm.max_line_writes",
+    "mem.pcm.lifetime_runs",
+];
+
+pub fn in_summary(name: &str) -> bool {
+    SUMMARY_KEYS.contains(&name)
+        || name.starts_with("coh.msgs.")
+        || (name.starts_with("mem.") && ["dram.", "mcdram.", "pcm."].iter().any(|d| name[4..].starts_with(d)))
+}
+
+/// `Stats::hot` indices: loads, stores, L1D hits (the per-access counters).
+pub const HOT_LOADS: usize = 0;
+pub const HOT_STORES: usize = 1;
+pub const HOT_L1D_HITS: usize = 2;
+const HOT_CTRS: [Ctr; 3] = [Ctr::Loads, Ctr::Stores, Ctr::L1dHits];
+
+pub struct Stats {
+    /// The most frequent counters, accumulated here and added to the active slots by
+    /// `settle`, which runs before the set of active slots changes and before any output.
+    pub hot: [u64; 3],
+    pub slots: Vec<Slot>,
+    /// Indices of the slots that receive events now; always starts with 0 ("total").
+    pub active: Vec<usize>,
+    pub n_funcs: usize,
+}
+
+pub const TOTAL: usize = 0;
+pub const ROI: usize = 1;
+
+impl Stats {
+    pub fn new(n_funcs: usize) -> Stats {
+        Stats {
+            hot: [0; 3],
+            slots: vec![Slot::new("total", n_funcs), Slot::new("roi", n_funcs)],
+            active: vec![TOTAL],
+            n_funcs,
+        }
+    }
+
+    pub fn settle(&mut self) {
+        for (i, c) in HOT_CTRS.iter().enumerate() {
+            let n = std::mem::take(&mut self.hot[i]);
+            for &s in &self.active {
+                self.slots[s].ctr[*c as usize] += n;
+            }
+        }
+    }
+
+    pub fn slot_named(&mut self, name: &str) -> usize {
+        if let Some(i) = self.slots.iter().position(|s| s.name == name) {
+            return i;
+        }
+        self.slots.push(Slot::new(name, self.n_funcs));
+        self.slots.len() - 1
+    }
+
+    #[inline]
+    pub fn add(&mut self, c: Ctr, n: u64) {
+        if let [only] = self.active[..] {
+            self.slots[only].ctr[c as usize] += n;
+            return;
+        }
+        for &s in &self.active {
+            self.slots[s].ctr[c as usize] += n;
+        }
+    }
+
+    #[inline]
+    pub fn add_func(&mut self, func: u32, c: FuncCtr) {
+        if (func as usize) < self.n_funcs {
+            for &s in &self.active {
+                self.slots[s].funcs[func as usize][c as usize] += 1;
+            }
+        }
+    }
+
+    #[inline]
+    pub fn msg(&mut self, m: Msg, flits: u64, hops: u64) {
+        for &s in &self.active {
+            let e = &mut self.slots[s].msg[m as usize];
+            e[0] += 1;
+            e[1] += flits;
+            e[2] += hops;
+        }
+    }
+
+    pub fn hot_line(&mut self, line: u64, vaddr: u64, msgs: u64, invalidations: u64) {
+        for &s in &self.active {
+            let h = self.slots[s].hot_lines.entry(line).or_default();
+            h.coh_msgs += msgs;
+            h.invalidations += invalidations;
+            if vaddr != 0 {
+                h.last_vaddr = vaddr;
+            }
+        }
+    }
+
+    pub fn device_access(&mut self, kind: DeviceKind, line: u64, write: bool) {
+        for &s in &self.active {
+            let slot = &mut self.slots[s];
+            if write {
+                slot.dev_writes[kind as usize] += 1;
+                if kind == DeviceKind::Pcm {
+                    *slot.pcm_line_writes.entry(line).or_default() += 1;
+                }
+            } else {
+                slot.dev_reads[kind as usize] += 1;
+            }
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! Model tests: hand-computed message sequences, and property tests with the checker on.
+
+use crate::args::{self, Config, Mode};
+use crate::coherence::Machine;
+use crate::memory::{DeviceKind, MemRange, MemoryMap};
+use crate::params::{preset, Params, LINE_BYTES};
+use crate::report::{self, RunInfo};
+use crate::roi::{Marker, MarkerOp, Regions, Sample};
+use crate::stats::{Ctr, Msg, Slot, TOTAL};
+use crate::symbols::Symbols;
+use proptest::prelude::*;
+
+fn machine(p: Params, vcpus: usize, mem: Vec<MemRange>) -> Machine {
+    Machine::new(p, vcpus, MemoryMap::new(mem).unwrap(), 0, true)
+}
+
+fn tiny() -> Params {
+    preset("tiny-4").unwrap()
+}
+
+/// A line whose home is `tile` (searched, so the test does not depend on the hash constants).
+fn line_homed_at(m: &Machine, tile: u16) -> u64 {
+    (1000..).find(|&l| m.topo.route(l, DeviceKind::Dram, 0).home == tile).unwrap()
+}
+
+fn write(m: &mut Machine, vcpu: usize, line: u64) {
+    m.access(vcpu, line * LINE_BYTES, line * LINE_BYTES, 8, true, 0);
+}
+
+fn read(m: &mut Machine, vcpu: usize, line: u64) {
+    m.access(vcpu, line * LINE_BYTES, line * LINE_BYTES, 8, false, 0);
+}
+
+fn total(m: &mut Machine) -> &Slot {
+    m.stats.settle();
+    &m.stats.slots[TOTAL]
+}
+
+fn hops(s: &Slot, msg: Msg) -> u64 {
+    s.msg[msg as usize][2]
+}
+
+// tiny-4: tiles 0 (0,0), 1 (0,1), 2 (1,0), 3 (1,1); one core per tile; DDR controller at
+// (0,-1); data messages are 1 + 64/32 = 3 flits.
+
+#[test]
+fn two_cores_alternately_writing_one_line() {
+    let mut m = machine(tiny(), 4, vec![]);
+    let line = line_homed_at(&m, 1); // home (0,1)
+    for vcpu in [0, 3, 0, 3] {
+        write(&mut m, vcpu, line);
+    }
+    let s = total(&mut m);
+    // W0: GetM (0,0)->(0,1) 1 hop, MemRd (0,1)->(0,-1) 2, Data (0,-1)->(0,0) 1.
+    // W3, W0, W3: GetM 1 hop, Fwd-GetM home->owner 1 hop, Data-from-cache owner->requester 2.
+    assert_eq!((s.msgs(Msg::GetM), hops(s, Msg::GetM)), (4, 4));
+    assert_eq!((s.msgs(Msg::FwdGetM), hops(s, Msg::FwdGetM)), (3, 3));
+    assert_eq!((s.msgs(Msg::DataCache), hops(s, Msg::DataCache)), (3, 6));
+    assert_eq!((s.msgs(Msg::MemRd), hops(s, Msg::MemRd)), (1, 2));
+    assert_eq!((s.msgs(Msg::Data), hops(s, Msg::Data)), (1, 1));
+    assert_eq!(s.msgs(Msg::Inv), 0);
+    assert_eq!(s.total_msgs(), 12);
+    assert_eq!(s.total_hops(), 16);
+    assert_eq!(s.total_flits(), 8 + 4 * 3);
+    assert_eq!(s.get(Ctr::CohInvalidations), 3);
+    assert_eq!(s.get(Ctr::L1dMisses), 4);
+    assert_eq!(s.get(Ctr::L1dMissCold), 2);
+    assert_eq!(s.get(Ctr::L1dMissCoherence), 2);
+    assert_eq!(s.get(Ctr::L2MissCoherence), 2);
+    assert_eq!(s.dev_reads[DeviceKind::Dram as usize], 1);
+    assert_eq!(s.dev_writes[DeviceKind::Dram as usize], 0);
+    assert!(m.balance_errors(TOTAL).is_empty(), "{:?}", m.balance_errors(TOTAL));
+}
+
+#[test]
+fn read_of_a_dirty_remote_line_writes_it_back() {
+    let mut m = machine(tiny(), 4, vec![]);
+    let line = line_homed_at(&m, 3); // home (1,1)
+    write(&mut m, 0, line);
+    read(&mut m, 2, line);
+    let s = total(&mut m);
+    // GetS (1,0)->(1,1) 1; Fwd-GetS (1,1)->(0,0) 2; Data-from-cache (0,0)->(1,0) 1;
+    // Wb (0,0)->(1,1) 2; MemWr (1,1)->(0,-1) 3.
+    assert_eq!((s.msgs(Msg::GetS), hops(s, Msg::GetS)), (1, 1));
+    assert_eq!((s.msgs(Msg::FwdGetS), hops(s, Msg::FwdGetS)), (1, 2));
+    assert_eq!((s.msgs(Msg::Wb), hops(s, Msg::Wb)), (1, 2));
+    assert_eq!((s.msgs(Msg::MemWr), hops(s, Msg::MemWr)), (1, 3));
+    assert_eq!(s.dev_writes[DeviceKind::Dram as usize], 1);
+    // Both now share it: a store by the reader upgrades and invalidates the old owner.
+    write(&mut m, 2, line);
+    let s = total(&mut m);
+    assert_eq!(s.msgs(Msg::Upgrade), 1);
+    assert_eq!((s.msgs(Msg::Inv), s.msgs(Msg::InvAck), s.msgs(Msg::Ack)), (1, 1, 1));
+    assert_eq!(s.get(Ctr::L1dUpgrades), 1);
+    assert!(m.balance_errors(TOTAL).is_empty(), "{:?}", m.balance_errors(TOTAL));
+}
+
+#[test]
+fn store_to_a_shared_line_invalidates_sharers_and_takes_data_from_f() {
+    let mut m = machine(tiny(), 4, vec![]);
+    let line = line_homed_at(&m, 0);
+    for vcpu in [1, 2, 3] {
+        read(&mut m, vcpu, line);
+    }
+    write(&mut m, 0, line);
+    let s = total(&mut m);
+    assert_eq!(s.msgs(Msg::GetS), 3);
+    assert_eq!(s.msgs(Msg::FwdGetS), 2); // E owner 1 forwards to 2, F holder 2 forwards to 3
+    assert_eq!(s.msgs(Msg::Wb), 0); // the owner was clean (E)
+    assert_eq!(s.msgs(Msg::GetM), 1);
+    assert_eq!((s.msgs(Msg::Inv), s.msgs(Msg::InvAck)), (2, 2)); // tiles 1 and 2
+    assert_eq!(s.msgs(Msg::FwdGetM), 1); // tile 3 holds F
+    assert_eq!(s.msgs(Msg::DataCache), 3);
+    assert_eq!((s.msgs(Msg::MemRd), s.msgs(Msg::Data)), (1, 1));
+    assert_eq!(s.get(Ctr::CohInvalidations), 3);
+    assert!(m.balance_errors(TOTAL).is_empty(), "{:?}", m.balance_errors(TOTAL));
+}
+
+#[test]
+fn dirty_l1_eviction_is_one_writeback_to_the_l2() {
+    let mut m = machine(tiny(), 4, vec![]);
+    // L1D: 8 sets x 2 ways, L2: 16 sets x 4 ways. Lines 0, 8, 16 share an L1D set.
+    write(&mut m, 0, 0);
+    read(&mut m, 0, 8);
+    read(&mut m, 0, 16);
+    let s = total(&mut m);
+    assert_eq!(s.get(Ctr::L1dWritebacks), 1);
+    assert_eq!(s.get(Ctr::L2Writebacks), 0);
+    assert_eq!(s.msgs(Msg::PutM), 0);
+    assert_eq!(s.dev_writes.iter().sum::<u64>(), 0);
+    read(&mut m, 0, 0); // back from the L2: a capacity/conflict miss in the L1D only
+    let s = total(&mut m);
+    assert_eq!(s.get(Ctr::L1dMissCapacity), 1);
+    assert_eq!(s.get(Ctr::L2Hits), 1);
+}
+
+#[test]
+fn pcm_line_written_back_k_times_counts_k_writes() {
+    let pcm = MemRange { kind: DeviceKind::Pcm, start: 0, size: 1 << 30 };
+    let mut m = machine(tiny(), 4, vec![pcm]);
+    let k = 5;
+    let hot = 3u64;
+    for round in 0..k {
+        write(&mut m, 0, hot);
+        // Four other lines of the same L2 set push the dirty line out (LRU).
+        for j in 1..=4 {
+            read(&mut m, 0, hot + 16 * (j + 4 * round));
+        }
+    }
+    m.stats.settle();
+    let s = &m.stats.slots[TOTAL];
+    assert_eq!(s.dev_writes[DeviceKind::Pcm as usize], k);
+    assert_eq!(s.msgs(Msg::PutM), k);
+    assert_eq!(s.pcm_line_writes.get(&hot).copied(), Some(k as u32));
+    assert_eq!(s.pcm_line_writes.len(), 1);
+    let scalars: std::collections::HashMap<String, f64> = s.scalars(&m.params).into_iter().collect();
+    assert_eq!(scalars["mem.pcm.max_line_writes"], k as f64);
+    assert_eq!(scalars["mem.pcm.lifetime_runs"], 1e8 / k as f64);
+    assert_eq!(scalars["mem.pcm.energy_nj"], (k as f64) * 512.0 * 1.0 + s.dev_reads[2] as f64 * 512.0 * 0.1);
+    assert!(m.balance_errors(TOTAL).is_empty(), "{:?}", m.balance_errors(TOTAL));
+}
+
+#[test]
+fn cores_of_one_tile_share_through_the_l2_without_mesh_traffic() {
+    let mut p = tiny();
+    p.set("cores_per_tile", "2").unwrap();
+    let mut m = machine(p, 8, vec![]);
+    // scatter: vCPU 0 -> core 0, vCPU 1 -> core 1, both in tile 0
+    for vcpu in [0, 1, 0, 1] {
+        write(&mut m, vcpu, 77);
+    }
+    let s = total(&mut m);
+    assert_eq!(s.total_msgs(), 3); // GetM, MemRd, Data for the first store only
+    assert_eq!(s.get(Ctr::L1dSiblingInvalidations), 3);
+    assert_eq!(s.get(Ctr::L1dMissCoherence), 2);
+    assert_eq!(s.get(Ctr::L2Hits), 3);
+}
+
+#[test]
+fn regions_receive_only_their_events() {
+    let mut m = machine(tiny(), 4, vec![]);
+    let mut regions = Regions::default();
+    let sample = Sample::default;
+    write(&mut m, 0, 5);
+    regions.apply(&mut m.stats, Marker { op: MarkerOp::Begin, arg: 0 }, &sample);
+    write(&mut m, 3, 5);
+    regions.apply(&mut m.stats, Marker { op: MarkerOp::End, arg: 0 }, &sample);
+    write(&mut m, 0, 5);
+    let roi = &m.stats.slots[1];
+    assert_eq!(roi.name, "roi");
+    assert_eq!(roi.msgs(Msg::GetM), 1);
+    assert_eq!(roi.msgs(Msg::FwdGetM), 1);
+    assert_eq!(total(&mut m).msgs(Msg::GetM), 3);
+    assert!(m.balance_errors(1).is_empty());
+}
+
+#[test]
+fn stats_json_has_the_contract_fields() {
+    let cfg: Config = args::parse(&["out=/dev/null", "preset=tiny-4", "mode=full"]).unwrap();
+    assert_eq!(cfg.mode, Mode::Full);
+    let (params, mem) = args::machine_params(&cfg, 4).unwrap();
+    let mut m = Machine::new(params.clone(), 4, mem, 2, true);
+    for vcpu in [0, 1, 2, 3] {
+        write(&mut m, vcpu, 9);
+    }
+    let run = RunInfo {
+        config: &cfg,
+        params: &params,
+        target: "x86_64",
+        vcpus: 4,
+        max_vcpus: 4,
+        wall_s: 0.5,
+        markers: 0,
+        directory_lines: m.dir.len(),
+        n_symbols: 0,
+        model_lock: "none",
+    };
+    m.stats.settle();
+    let text = report::stats_json(&run, &m.stats, &Symbols::default());
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(v["schema"], "manylab-stats/1");
+    assert_eq!(v["params"]["vcpus"], 4);
+    assert_eq!(v["params"]["machine"]["preset"], "tiny-4");
+    assert!(v["regions"]["total"]["stats"]["coh.msgs.getm"].is_number());
+    assert!(v["regions"]["roi"].is_object());
+    let summary = v["summary"].as_object().unwrap();
+    for key in [
+        "total.insts",
+        "roi.insts",
+        "roi.l1d.misses",
+        "roi.coh.msgs.inv",
+        "roi.coh.hops",
+        "roi.mem.pcm.writes",
+        "roi.mem.energy_nj",
+    ] {
+        assert!(summary[key].is_number(), "{key}");
+    }
+    assert!(summary.values().all(|x| x.is_number()));
+    assert_eq!(summary["total.coh.msgs.getm"], 4);
+    // deterministic: the same model state gives the same text
+    assert_eq!(text, report::stats_json(&run, &m.stats, &Symbols::default()));
+}
+
+/// Presets (shrunk caches so a short stream still evicts) used by the property tests.
+fn stress_params() -> Vec<(Params, Vec<MemRange>)> {
+    let mut out = Vec::new();
+    out.push((tiny(), vec![]));
+    let mut p = tiny();
+    p.set("cores_per_tile", "2").unwrap();
+    p.set("threads_per_core", "2").unwrap();
+    out.push((p, vec![MemRange { kind: DeviceKind::Pcm, start: 0x2000, size: 0x2000 }]));
+    for (name, cluster) in
+        [("knl-64", "quadrant"), ("knl-256", "snc4"), ("icelake-32", "all2all"), ("altra-80", "all2all")]
+    {
+        let mut p = preset(name).unwrap();
+        p.set("cluster", cluster).unwrap();
+        p.set("l1d.size_kib", "1").unwrap();
+        p.set("l1d.ways", "2").unwrap();
+        p.set("l2.size_kib", "2").unwrap();
+        p.set("l2.ways", "2").unwrap();
+        out.push((p, vec![MemRange { kind: DeviceKind::Mcdram, start: 0, size: 0x1000 }]));
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_streams_keep_invariants_and_balance(
+        which in 0usize..6,
+        stream in prop::collection::vec((0usize..16, 0u64..96, any::<bool>(), 0u64..64), 1..400),
+    ) {
+        let (params, mem) = stress_params().swap_remove(which);
+        let vcpus = 16usize.min(params.n_threads());
+        let mut m = machine(params, vcpus, mem);
+        for (vcpu, line, store, offset) in stream {
+            // Lines spread over a few sets; some accesses straddle two lines.
+            let paddr = line * 61 * LINE_BYTES + offset;
+            m.access(vcpu % vcpus, paddr, paddr, 8, store, 0);
+        }
+        prop_assert_eq!(m.check_all(), Ok(()));
+        let errors = m.balance_errors(TOTAL);
+        prop_assert!(errors.is_empty(), "{:?}", errors);
+    }
+
+    #[test]
+    fn repeat_shortcut_changes_nothing(
+        which in 0usize..6,
+        stream in prop::collection::vec((0usize..4, 0u64..24, any::<bool>(), 0u64..64), 1..300),
+    ) {
+        let run = |shortcut: bool| {
+            let (params, mem) = stress_params().swap_remove(which);
+            let vcpus = 4usize.min(params.n_threads());
+            let mut m = Machine::new(params, vcpus, MemoryMap::new(mem).unwrap(), 0, false);
+            m.repeat_filter = shortcut;
+            // Each access repeated a few times, as sequential code does.
+            for &(vcpu, line, store, offset) in &stream {
+                for k in 0..3 {
+                    let paddr = line * 61 * LINE_BYTES + (offset + 8 * k) % 64;
+                    m.access(vcpu % vcpus, paddr, paddr, 8, store && k > 0, 0);
+                }
+            }
+            m.stats.settle();
+            m.stats.slots[TOTAL].scalars(&m.params)
+        };
+        prop_assert_eq!(run(true), run(false));
+    }
+}
+
+/// Model speed without QEMU: `cargo test --release -- --ignored --nocapture model_throughput`.
+#[test]
+#[ignore]
+fn model_throughput() {
+    let mut m = Machine::new(preset("knl-64").unwrap(), 64, MemoryMap::new(vec![]).unwrap(), 2, false);
+    let mut x = 12345u64;
+    let n = 4_000_000u64;
+    let t0 = std::time::Instant::now();
+    for i in 0..n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        // 99% of accesses to a small per-vCPU working set, 1% to a shared 64 MiB region
+        let vcpu = (i / 64 % 64) as usize;
+        let addr = if x.is_multiple_of(100) { x % (64 << 20) } else { (vcpu as u64) << 20 | (x % 8192) };
+        m.access(vcpu, addr & !7, addr, 8, x & 4 == 0, 0);
+    }
+    let dt = t0.elapsed().as_secs_f64();
+    eprintln!("{:.3e} accesses/s, directory {} lines", n as f64 / dt, m.dir.len());
+}
