@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import fnmatch
 import io
 import json
 from pathlib import Path
@@ -53,7 +54,31 @@ def point_row(point_dir: Path) -> dict[str, Any] | None:
     if isinstance(stats, dict) and isinstance(stats.get("summary"), dict):
         for name, value in stats["summary"].items():
             row[f"stats.{name}"] = value
+        patterns = params.get("plugin", {}).get("functions", [])
+        row.update(function_columns(stats, patterns))
     return row
+
+
+FUNCTION_METRICS = ("insts", "coh.msgs", "l1d.misses")
+
+
+def function_columns(stats: dict[str, Any], patterns: list[str],
+                     region: str = "roi") -> dict[str, Any]:
+    """Per pattern, the region's function figures summed over the functions it matches, and
+    the hottest line's coherence messages (functions outside the plugin's list count 0)."""
+    found = stats.get("regions", {}).get(region, {})
+    functions = found.get("functions", [])
+    columns: dict[str, Any] = {}
+    for pattern in patterns:
+        matched = [f for f in functions if fnmatch.fnmatchcase(str(f.get("name", "")), pattern)]
+        for metric in FUNCTION_METRICS:
+            columns[f"fn.{pattern}.{metric}"] = sum(int(f.get(metric, 0)) for f in matched)
+    lines = found.get("hot_lines", [])
+    if lines:
+        top = max(lines, key=lambda line: int(line.get("coh.msgs", 0)))
+        columns[f"hotline.{region}.coh.msgs"] = top.get("coh.msgs", 0)
+        columns[f"hotline.{region}.symbol"] = top.get("symbol", "") or top.get("paddr", "")
+    return columns
 
 
 def rows(study_dir: Path) -> list[dict[str, Any]]:

@@ -92,6 +92,8 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "roi": Field(bool, True, doc="model memory only inside ROI markers"),
         "checker": Field(bool, False),
         "set": Field(dict, {}, sweep=False, doc="preset overrides, e.g. {'l2.size_kib'=512}"),
+        "functions": Field(list, [], sweep=False,
+                           doc="kernel function patterns (fnmatch) summed into the table"),
     },
     "slurm": {
         "partition": Field(str, "", sweep=False),

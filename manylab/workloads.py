@@ -59,6 +59,26 @@ REGISTRY: dict[str, Workload] = {w.name: w for w in (
         "pause_every": Arg(int, doc="spin-wait hint every N increments (0 = never)"),
         "no_pin": Arg(bool, doc="do not pin thread i to CPU i"),
     }, dir_option=None),
+    Workload("lrustress", "LRU-lock safety stress: verified writers over more data than memory, "
+             "mmap+mlock, THP splits, compaction, a memcg", {
+        "writers": Arg(int), "size": SIZE_ARG, "mmappers": Arg(int), "mmap_size": SIZE_ARG,
+        "thp": Arg(int), "thp_size": SIZE_ARG, "memcg_writers": Arg(int), "memcg_max": SIZE_ARG,
+        "compact_interval": Arg(int), "rounds": Arg(int), "duration": Arg(int),
+        "seed": Arg(int), "keep": Arg(bool),
+    }),
+    Workload("forkstress", "rmap safety stress: fork/exec/exit storms, COW and shared file "
+             "mappings verified, splits, truncate, swap, compaction", {
+        "workers": Arg(int), "duration": Arg(int), "anon": SIZE_ARG, "file_size": SIZE_ARG,
+        "fanout": Arg(int), "depth": Arg(int), "exec": Arg(bool), "no_exec": Arg(bool),
+        "hog": SIZE_ARG, "zram": SIZE_ARG, "memcg": SIZE_ARG, "compact": Arg(int),
+        "seed": Arg(int),
+    }),
+    Workload("forkbench", "fork-intensive rates: AIM7-multiuser-like mix or lmbench-like "
+             "process creation", {
+        "mode": Arg(str, ("fork", "exec", "aim7")), "workers": Arg(int), "duration": Arg(int),
+        "iterations": Arg(int), "warmup": Arg(int), "parent_anon": SIZE_ARG,
+        "file_size": SIZE_ARG,
+    }),
     Workload("shell", "a shell script run as is (for experiments and tests)", {
         "script": Arg(str, doc="shell text; $MANYLAB_WORKDIR is the work directory"),
     }, dir_option=None),

@@ -69,3 +69,22 @@ def test_replace_dir_swaps_whole_folders(tmp_path):
     assert sorted(p.name for p in final.iterdir()) == ["new"]
     assert not staging.exists()
     assert [p.name for p in tmp_path.iterdir()] == ["point"]
+
+
+def test_function_patterns_sum_matching_functions_and_name_the_hottest_line():
+    stats = {"regions": {"roi": {
+        "functions": [
+            {"name": "native_queued_spin_lock_slowpath", "insts": 100, "coh.msgs": 40,
+             "l1d.misses": 7},
+            {"name": "folio_lruvec_lock_irqsave", "insts": 10, "coh.msgs": 5, "l1d.misses": 1},
+            {"name": "folio_lruvec_relock_irq", "insts": 3, "coh.msgs": 2, "l1d.misses": 0},
+        ],
+        "hot_lines": [{"paddr": "0x1000", "symbol": "", "coh.msgs": 9},
+                      {"paddr": "0x2000", "symbol": "lru_lock_line", "coh.msgs": 30}]}}}
+    columns = results.function_columns(stats, ["*spin_lock_slowpath", "folio_lruvec_*", "nope"])
+    assert columns["fn.*spin_lock_slowpath.insts"] == 100
+    assert columns["fn.folio_lruvec_*.coh.msgs"] == 7
+    assert columns["fn.folio_lruvec_*.l1d.misses"] == 1
+    assert columns["fn.nope.insts"] == 0
+    assert columns["hotline.roi.coh.msgs"] == 30
+    assert columns["hotline.roi.symbol"] == "lru_lock_line"
