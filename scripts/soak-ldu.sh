@@ -1,0 +1,129 @@
+#!/bin/sh
+# soak-ldu.sh: long safety soak of the LDU kernel variant (issue 5).
+#
+# Boots the ldu kernel with the lab's debug fragment (lockdep, DEBUG_VM,
+# DEBUG_LIST, KFENCE, SLUB_DEBUG) again and again, each time running
+# forkstress with a different seed and parameter mix under ldu=global,
+# and stops at the first failure.  A round fails if forkstress does not
+# print "verified": true, if the guest does not finish, or if the console
+# shows a kernel report (BUG, WARNING, lockdep, KFENCE, KASAN, slub
+# corruption, soft lockup, hung task, Oops, panic).
+#
+# Two ways to boot:
+#   lab    (default when the lab CLI exists): manylab boot --variant ldu
+#          --fragment debug; the lab builds the kernel from
+#          kernel-patches/ldu/series and the initramfs from workloads/*.c.
+#   manual (SOAK_METHOD=manual): qemu-system-x86_64 directly with
+#          SOAK_KERNEL (a vmlinux/bzImage built with the debug fragment)
+#          and an initramfs built here from busybox and workloads/*.c.
+#
+# Usage: scripts/soak-ldu.sh [ROUNDS]        (default 20; 0 = forever)
+# Environment:
+#   SOAK_METHOD   lab | manual (default: lab if .venv/bin/manylab exists)
+#   SOAK_VCPUS    guest vCPUs (default 8)
+#   SOAK_MEMORY   guest memory in MiB (default 1024)
+#   SOAK_SECONDS  forkstress duration per round (default 120)
+#   SOAK_MODE     ldu= boot mode (default global; off soaks the stock path)
+#   SOAK_KERNEL   manual method: kernel image (default
+#                 /work/kwork/ldu-build-x86/vmlinux)
+#   SOAK_OUT      directory for console logs (default runs/soak-ldu-<date>)
+set -eu
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+rounds=${1:-20}
+vcpus=${SOAK_VCPUS:-8}
+mem=${SOAK_MEMORY:-1024}
+secs=${SOAK_SECONDS:-120}
+mode=${SOAK_MODE:-global}
+out=${SOAK_OUT:-$here/runs/soak-ldu-$(date -u +%Y%m%dT%H%M%SZ)}
+lab=$here/.venv/bin/manylab
+if [ -z "${SOAK_METHOD:-}" ]; then
+	if [ -x "$lab" ]; then SOAK_METHOD=lab; else SOAK_METHOD=manual; fi
+fi
+kernel=${SOAK_KERNEL:-/work/kwork/ldu-build-x86/vmlinux}
+cmdline="console=ttyS0 panic=-1 ldu=$mode slub_debug=FZPU"
+mkdir -p "$out"
+
+# Kernel reports that fail a round.
+bad='BUG:|WARNING:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|DEBUG_LOCKS_WARN_ON|lock held when returning|KFENCE:|KASAN:|UBSAN:|Oops|Kernel panic|general protection fault|soft lockup|hung_task|blocked for more than|list_add corruption|list_del corruption|Redzone|Poison overwritten|Object padding|refcount_t:'
+
+# Per-round parameters: vary seed, fan-out, depth, sizes, pressure.
+params() {
+	i=$1
+	case $((i % 4)) in
+	0) echo "--workers $vcpus --fanout 4 --depth 2 --anon 1M --file-size 1M --zram 256M --hog $((mem * 3 / 4))M --compact 2" ;;
+	1) echo "--workers $((vcpus * 2)) --fanout 8 --depth 3 --anon 256K --file-size 256K --compact 1" ;;
+	2) echo "--workers $vcpus --fanout 2 --depth 4 --anon 4M --file-size 2M --zram 256M --memcg $((mem / 4))M --compact 3" ;;
+	3) echo "--workers $vcpus --fanout 16 --depth 1 --anon 512K --file-size 4M --no-exec --zram 128M --hog $((mem / 2))M --compact 1" ;;
+	esac
+}
+
+build_manual_initrd() {
+	d=$(mktemp -d)
+	mkdir -p "$d/bin" "$d/proc" "$d/sys" "$d/dev" "$d/tmp" "$d/manylab/bin"
+	cp /bin/busybox "$d/bin/busybox"
+	for w in forkstress forkbench; do
+		gcc -static -O2 -I"$here/workloads/include" \
+			-o "$d/manylab/bin/$w" "$here/workloads/$w.c"
+	done
+	cat > "$d/init" <<'EOI'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin:/manylab/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mount -t tmpfs -o size=256m tmp /tmp
+echo MANYLAB-BOOTED cpus=$(nproc) ldu=$(cat /sys/kernel/mm/ldu/mode 2>/dev/null)
+cd /tmp
+sh /cmd
+cat /sys/kernel/mm/ldu/stats 2>/dev/null
+echo MANYLAB-DONE
+poweroff -f
+EOI
+	chmod +x "$d/init"
+	echo "$d"
+}
+
+round_manual() {
+	i=$1 log=$2
+	d=$(build_manual_initrd)
+	echo "forkstress --dir /tmp --duration $secs --seed $i $(params "$i")" > "$d/cmd"
+	(cd "$d" && find . | cpio -o -H newc 2>/dev/null) > "$out/initrd.cpio"
+	rm -rf "$d"
+	timeout $((secs * 6 + 600)) qemu-system-x86_64 -M q35 \
+		-accel tcg,thread=single -smp "$vcpus" -m "$mem" -nographic \
+		-no-reboot -kernel "$kernel" -initrd "$out/initrd.cpio" \
+		-append "$cmdline" > "$log" 2>&1 || true
+}
+
+round_lab() {
+	i=$1 log=$2
+	"$lab" boot --variant ldu --fragment debug --vcpus "$vcpus" \
+		--memory "$mem" --cmdline "ldu=$mode slub_debug=FZPU" \
+		--timeout $((secs * 6 + 600)) -- \
+		"forkstress --dir \$MANYLAB_WORKDIR --duration $secs --seed $i $(params "$i"); cat /sys/kernel/mm/ldu/stats" \
+		> "$log" 2>&1 || true
+}
+
+i=1
+fails=0
+while [ "$rounds" -eq 0 ] || [ "$i" -le "$rounds" ]; do
+	log=$out/round-$i.log
+	echo "soak-ldu: round $i ($SOAK_METHOD, ldu=$mode): $(params "$i")"
+	"round_$SOAK_METHOD" "$i" "$log"
+	if grep -Eq "$bad" "$log"; then
+		echo "soak-ldu: round $i: kernel report on the console:"
+		grep -E "$bad" "$log" | head -20
+		fails=1
+	elif ! grep -q '"verified": true' "$log"; then
+		echo "soak-ldu: round $i: forkstress did not verify (see $log)"
+		grep MANYLAB-RESULT "$log" | head -2
+		fails=1
+	else
+		grep MANYLAB-RESULT "$log" | sed 's/^.*MANYLAB-RESULT /  /' | cut -c1-300
+	fi
+	[ "$fails" -eq 0 ] || { echo "soak-ldu: FAILED, logs in $out"; exit 1; }
+	i=$((i + 1))
+done
+echo "soak-ldu: $((i - 1)) rounds passed, logs in $out"

@@ -1,0 +1,82 @@
+"""Safety of the FinerLRU and LDU kernels under the debug configuration (lockdep, DEBUG_VM,
+DEBUG_LIST, SLUB debug, KFENCE): stress workloads at 8 vCPUs must verify their data and the
+console must stay free of kernel reports (any report fails the run with its reason)."""
+
+import json
+
+import pytest
+
+from tests.e2e.helpers import manylab, point_dirs, result_of
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(5400)]
+
+
+def run_study(tmp_path, name: str, body: str) -> list[tuple[dict, list[dict], str]]:
+    spec = tmp_path / f"{name}.toml"
+    spec.write_text(f'[study]\nname = "{name}"\n' + body)
+    root = tmp_path / "results"
+    finished = manylab("run", str(spec), "--results-root", str(root), "-j", "2", check=False)
+    runs = []
+    for point_dir in point_dirs(root / name):
+        result = result_of(point_dir)
+        console = (point_dir / "console.log").read_text(errors="replace")
+        assert result["status"] == "ok", (result["reason"], console[-3000:])
+        params = json.loads((point_dir / "inputs.json").read_text())["params"]
+        outputs = json.loads((point_dir / "workload.json").read_text())
+        runs.append((params, outputs, console))
+    assert finished.returncode == 0, finished.stderr
+    return runs
+
+
+LOCKDEP_LIVE = 'test -e /proc/lockdep_stats && echo MANYLAB-RESULT {\\"lockdep\\": true}'
+
+
+def test_finerlru_under_lockdep_at_factors_1_8_64(tmp_path):
+    script = (LOCKDEP_LIVE + '; echo MANYLAB-RESULT {\\"factor\\": '
+              '$(cat /sys/module/finer_lru/parameters/factor)}; '
+              'lrustress --dir $MANYLAB_WORKDIR --writers 4 --size 320M --mmappers 2 --thp 2 '
+              '--memcg-writers 1')
+    runs = run_study(tmp_path, "finerlru-safety", f"""
+[kernel]
+variant = "finerlru"
+fragments = ["debug"]
+cmdline = ["finer_lru.factor=1", "finer_lru.factor=8", "finer_lru.factor=64"]
+[machine]
+vcpus = 8
+memory = "256M"
+[workload]
+name = "shell"
+fs = "ext2"
+args = {{ script = {json.dumps(script)} }}
+""")
+    assert len(runs) == 3
+    factors = set()
+    for params, outputs, _ in runs:
+        lockdep, factor_line, stress = outputs
+        assert lockdep == {"lockdep": True}
+        factors.add(factor_line["factor"])
+        assert params["kernel"]["cmdline"] == f"finer_lru.factor={factor_line['factor']}"
+        assert stress["verified"] is True, stress
+    assert factors == {1, 8, 64}
+
+
+def test_ldu_under_lockdep_and_kfence(tmp_path):
+    script = (LOCKDEP_LIVE + "; forkstress --dir $MANYLAB_WORKDIR --duration 20 --workers 8 "
+              "--zram 64M --memcg 96M --hog 64M")
+    runs = run_study(tmp_path, "ldu-safety", f"""
+[kernel]
+variant = "ldu"
+fragments = ["debug"]
+cmdline = ["ldu=global", "ldu=off"]
+[machine]
+vcpus = 8
+memory = "384M"
+[workload]
+name = "shell"
+args = {{ script = {json.dumps(script)} }}
+""")
+    assert len(runs) == 2
+    for _, outputs, _ in runs:
+        lockdep, stress = outputs
+        assert lockdep == {"lockdep": True}
+        assert stress["verified"] is True, stress
