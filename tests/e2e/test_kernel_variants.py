@@ -34,8 +34,9 @@ LOCKDEP_LIVE = 'test -e /proc/lockdep_stats && echo MANYLAB-RESULT {\\"lockdep\\
 def test_finerlru_under_lockdep_at_factors_1_8_64(tmp_path):
     script = (LOCKDEP_LIVE + '; echo MANYLAB-RESULT {\\"factor\\": '
               '$(cat /sys/module/finer_lru/parameters/factor)}; '
-              'lrustress --dir $MANYLAB_WORKDIR --writers 4 --size 320M --mmappers 2 --thp 2 '
-              '--memcg-writers 1')
+              'lrustress --dir $MANYLAB_WORKDIR --writers 4 --size 700M --mmappers 2 --thp 2 '
+              '--memcg-writers 1; rc=$?; echo MANYLAB-RESULT {\\"thp_split_page\\": '
+              "$(awk '/^thp_split_page /{print $2}' /proc/vmstat)}; exit $rc")
     runs = run_study(tmp_path, "finerlru-safety", f"""
 [kernel]
 variant = "finerlru"
@@ -43,7 +44,7 @@ fragments = ["debug"]
 cmdline = ["finer_lru.factor=1", "finer_lru.factor=8", "finer_lru.factor=64"]
 [machine]
 vcpus = 8
-memory = "256M"
+memory = "640M"
 [workload]
 name = "shell"
 fs = "ext2"
@@ -51,13 +52,17 @@ args = {{ script = {json.dumps(script)} }}
 """)
     assert len(runs) == 3
     factors = set()
+    splits: list[int] = []
     for params, outputs, _ in runs:
-        lockdep, factor_line, stress = outputs
+        lockdep, factor_line, stress, vmstat = outputs
+        splits.append(vmstat["thp_split_page"])
         assert lockdep == {"lockdep": True}
         factors.add(factor_line["factor"])
         assert params["kernel"]["cmdline"] == f"finer_lru.factor={factor_line['factor']}"
         assert stress["verified"] is True, stress
+        assert stress["bytes_written"] > 640 << 20  # more than memory: reclaim ran
     assert factors == {1, 8, 64}
+    assert min(splits) > 0, splits  # THP tails went through the split path at every factor
 
 
 def test_ldu_under_lockdep_and_kfence(tmp_path):
