@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import signal
 import sys
@@ -13,7 +14,7 @@ from manylab import image, kernel, plan, results, runner
 from manylab import spec as specs
 from manylab.errors import LabError
 from manylab.paths import RUNS_DIR
-from manylab.qemu import Interrupted
+from manylab.qemu import Interrupted, default_timeout
 from manylab.schedulers.base import PointJob, PointState, Resources, Scheduler, StudyJobs
 
 
@@ -38,8 +39,6 @@ def resources(spec: specs.Spec, params: dict[str, Any]) -> Resources:
     cpus = spec.slurm["cpus"] or (machine["vcpus"] if machine["tcg"] == "multi" else 1)
     guest_mb = specs.parse_size(machine["memory"]) >> 20
     mem_mb = spec.slurm["mem_mb"] or guest_mb + 1024 + (4096 if params["plugin"]["enabled"] else 0)
-    from manylab.qemu import default_timeout
-
     limit = spec.timeout_s or default_timeout(params)
     time_min = spec.slurm["time_min"] or int(limit // 60) + 5
     return Resources(cpus, mem_mb, time_min)
@@ -304,8 +303,6 @@ EXTENSIONS = ("manylab.pcm.cli", "manylab.report.cli")
 
 def _register_extensions(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Subcommands of optional parts: each module has register(subparsers)."""
-    import importlib
-
     for name in EXTENSIONS:
         try:
             module = importlib.import_module(name)

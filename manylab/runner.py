@@ -7,6 +7,7 @@ exists, because the folder is staged beside its final place and renamed in whole
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import shutil
@@ -54,8 +55,6 @@ def is_complete(point_dir: Path) -> bool:
 
 
 def read_result(point_dir: Path) -> dict[str, Any] | None:
-    import json
-
     try:
         value = json.loads((point_dir / RESULT_FILE).read_text())
     except (FileNotFoundError, ValueError):

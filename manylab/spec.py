@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from manylab.errors import LabError
+from manylab.workloads import check_args
 
 MAX_VCPUS = {"x86_64": 255, "arm64": 512}
 SIZE = re.compile(r"^(\d+)([KMGT]?)i?B?$", re.IGNORECASE)
@@ -342,6 +343,4 @@ def check_point(spec: Spec, point: dict[str, Any]) -> None:
     if membind >= max(1, len(nodes)):
         raise SpecError(f"{spec.path}: [workload] membind: node {membind} does not exist "
                         f"(the machine has {max(1, len(nodes))} NUMA node(s))")
-    from manylab.workloads import check_args  # workloads imports spec helpers
-
     check_args(spec.path, point["workload"]["name"], point["workload"]["args"])
