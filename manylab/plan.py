@@ -15,13 +15,27 @@ class Point:
     params: dict[str, Any]
 
 
+def identity(params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters that differ from the schema's defaults: what a point id hashes, so that
+    a key added to the schema later (with a default) does not change existing ids."""
+    kept: dict[str, Any] = {}
+    for section, value in params.items():
+        fields = specs.SCHEMA.get(section)
+        if fields is None or not isinstance(value, dict):
+            kept[section] = value
+            continue
+        kept[section] = {key: item for key, item in value.items()
+                         if key not in fields or item != fields[key].default}
+    return kept
+
+
 def point_id(params: dict[str, Any]) -> str:
-    """Readable prefix + a hash of every parameter: the same point keeps its id across edits
-    of the spec that add or reorder other points."""
+    """Readable prefix + a hash of the point's non-default parameters: the same point keeps its
+    id across edits of the spec that add or reorder other points."""
     kernel, machine, workload = params["kernel"], params["machine"], params["workload"]
     prefix = (f"{kernel['variant']}-{machine['arch']}-{machine['vcpus']}c-{workload['name']}"
               f"-r{params['repeat']}")
-    return f"{prefix}-{sha256_json(params)[:8]}"
+    return f"{prefix}-{sha256_json(identity(params))[:8]}"
 
 
 def points(spec: specs.Spec) -> list[Point]:

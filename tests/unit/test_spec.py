@@ -127,3 +127,12 @@ def test_cpu_lists():
 def test_checked_in_specs_are_valid():
     for path in sorted(Path(__file__).resolve().parents[2].joinpath("runs").glob("*.toml")):
         assert plan.points(specs.load(path)), path
+
+
+def test_point_ids_ignore_keys_at_their_default(write_spec):
+    (point,) = plan.points(specs.load(write_spec(MINIMAL)))
+    without_new_key = {**point.params, "workload": dict(point.params["workload"])}
+    del without_new_key["workload"]["membind"]  # as if the schema had no membind yet
+    assert plan.point_id(without_new_key) == point.id
+    changed = {**point.params, "workload": {**point.params["workload"], "membind": 1}}
+    assert plan.point_id(changed) != point.id
