@@ -83,9 +83,8 @@ class KernelArtifacts:
     config: Path
 
 
-def _run(cmd: list[str], **kwargs: object) -> str:
-    result = subprocess.run(cmd, capture_output=True, text=True, check=False,  # type: ignore[call-overload]
-                            **kwargs)
+def _run(cmd: list[str]) -> str:
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise LabError(f"{' '.join(cmd)} failed: {result.stderr.strip().splitlines()[-1:]}")
     return str(result.stdout)
@@ -413,9 +412,3 @@ def manifest(inputs: KernelInputs, seconds: float) -> dict[str, object]:
         "build_seconds": round(seconds, 1),
     }
 
-
-def describe(inputs: KernelInputs) -> dict[str, object]:
-    """The inputs recorded beside every result (same as the manifest, without timing)."""
-    record = manifest(inputs, 0.0)
-    record.pop("build_seconds")
-    return record

@@ -142,14 +142,14 @@ def _run_into(spec: specs.Spec, point: Point, staging: Path) -> dict[str, Any]:
 
 def _inputs_record(spec: specs.Spec, point: Point, artifacts: Artifacts, argv: list[str],
                    plugin_args: list[str], script: str, timeout: float) -> dict[str, Any]:
-    kernel_inputs = kernel.resolve(kernel_request(point.params))
+    kernel_manifest = json.loads((artifacts.kernel.directory / "manifest.json").read_text())
     record: dict[str, Any] = {
         "point": point.id,
         "study": spec.name,
         "spec": {"path": str(spec.path), "table": spec.raw,
                  "sha256": sha256_file(spec.path) if spec.path.is_file() else None},
         "params": point.params,
-        "kernel": {**kernel.describe(kernel_inputs), "artifacts": str(artifacts.kernel.directory),
+        "kernel": {**kernel_manifest, "artifacts": str(artifacts.kernel.directory),
                    "boot_image_sha256": sha256_file(artifacts.kernel.boot_image)},
         "image": {"key": artifacts.image.key, "directory": str(artifacts.image.directory),
                   "initramfs_sha256": sha256_file(artifacts.image.initramfs)},
