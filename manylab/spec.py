@@ -10,7 +10,7 @@ import itertools
 import re
 import tomllib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,13 @@ def _size_check(value: Any) -> str | None:
         parse_size(value)
     except ValueError as error:
         return str(error)
+    return None
+
+
+def _baseline_check(value: Any) -> str | None:
+    key, sep, _ = str(value).partition("=")
+    if value and (not sep or key.split(".", 1)[0] not in ("kernel", "machine", "workload")):
+        return "must be 'section.key=value', e.g. 'kernel.cmdline=finer_lru.factor=1'"
     return None
 
 
@@ -107,6 +114,16 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "throttle": Field(int, 0, sweep=False, doc="%N: tasks running at once; 0 = no limit"),
         "setup": Field(list, [], sweep=False, doc="shell lines run before each task"),
     },
+    "report": {
+        "baseline": Field(str, "", sweep=False, check=_baseline_check,
+                          doc="'key=value' the other kernel settings are compared with, e.g. "
+                              "'kernel.cmdline=finer_lru.factor=1'"),
+        "lock_wait": Field(list, [], sweep=False,
+                           doc="plugin.functions patterns whose instructions count as lock "
+                               "waiting, e.g. ['*queued_spin_lock_slowpath']"),
+        "paper": Field(str, "", sweep=False, choices=("", "finerlru", "ldu"),
+                       doc="whose claim and published values the report checks"),
+    },
 }
 SECTIONS = tuple(SCHEMA) + ("profiles",)
 NODE_KEYS = {"size", "cpus", "device"}
@@ -124,6 +141,7 @@ class Spec:
     sweeps: dict[str, list[Any]]  # dotted key -> values, in spec order
     slurm: dict[str, Any]
     raw: dict[str, Any]  # the spec as written (profile applied), recorded with every result
+    report: dict[str, Any] = field(default_factory=dict)
 
 
 class SpecError(LabError):
@@ -239,8 +257,9 @@ def parse(raw: dict[str, Any], path: Path, profile: str | None = None) -> Spec:
     _check_numa(path, base["machine"]["numa"])
     study = base.pop("study")
     slurm = base.pop("slurm")
+    report = base.pop("report")
     return Spec(path, study["name"] or path.stem, study["description"], study["repeats"],
-                study["timeout_s"], base, sweeps, slurm, raw)
+                study["timeout_s"], base, sweeps, slurm, raw, report)
 
 
 def _check_numa(path: Path, nodes: list[Any]) -> None:

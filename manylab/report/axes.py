@@ -43,3 +43,13 @@ def x_positions(records: list[Record], lay: Layout) -> dict[object, float]:
     if lay.numeric_x:
         return {v: float(v) for v in values if v is not None and is_number(v)}
     return {v: float(i) for i, v in enumerate(values)}
+
+
+def writers_layout(records: list[Record], swept: list[str]) -> Layout:
+    """x = writer processes (or vCPUs); the kernel variant and every other sweep are series."""
+    lay = layout(records, swept)
+    for key in ("workload.args.procs", "machine.vcpus"):
+        if key in swept:
+            series = [k for k in swept if k not in ("workload.args.procs", "machine.vcpus")]
+            return Layout(key, series, True)
+    return lay

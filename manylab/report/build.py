@@ -6,7 +6,7 @@ from pathlib import Path
 
 from manylab.errors import LabError
 from manylab.report import inputs, page, records
-from manylab.report.kinds import PlotSet, plot_set, plugin_stats
+from manylab.report.kinds import PlotSet, kernel_paths, plot_set, plugin_stats
 from manylab.report.model import Context, Section, Table, cell
 from manylab.report.records import Record, Study
 from manylab.report.stats import group
@@ -51,9 +51,10 @@ def workload_sections(study: Study, out_dir: Path) -> list[Section]:
     for (workload,), members in group(study.records, ["workload.name"]).items():
         name = str(workload)
         swept = records.swept_params(members)
-        context = Context(name, members, swept, out_dir)
+        context = Context(name, members, swept, out_dir, study.settings)
         chosen = plot_set(name)
         sections += chosen.sections(context)
+        sections += kernel_paths.sections(context)
         sections += plugin_stats.sections(context)
         sections.append(Section(f"{name}: all points", [
             "Every record: one per result line of every point, failed points included "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from manylab.report.plots import Figure
 from manylab.report.records import Record
@@ -32,6 +33,7 @@ class Context:
     records: list[Record]       # every record of the workload, failed ones included
     swept: list[str]            # parameters that differ between its points
     out_dir: Path
+    settings: dict[str, Any] = field(default_factory=dict)  # the spec's [report] section
 
 
 def cell(value: object) -> str:

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import math
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from manylab.results import flatten
+from manylab.results import flatten, function_columns
 from manylab.runner import read_result
+from manylab.spec import SCHEMA
 
 Record = dict[str, Any]
 PARAM_PREFIXES = ("kernel.", "machine.", "workload.", "plugin.")
@@ -28,6 +30,7 @@ class Study:
     directory: Path
     records: list[Record]
     inputs: list[dict[str, Any]]  # every point's inputs.json, in point order
+    settings: dict[str, Any]  # the spec's [report] section, defaults filled in
 
 
 def _load_json(path: Path) -> Any:
@@ -52,6 +55,8 @@ def point_records(point_dir: Path) -> list[Record]:
     if isinstance(stats, dict) and isinstance(stats.get("summary"), dict):
         for name, value in stats["summary"].items():
             base[f"stats.{name}"] = value
+        patterns = inputs.get("params", {}).get("plugin", {}).get("functions", [])
+        base.update(function_columns(stats, patterns))
     outputs = _load_json(point_dir / "workload.json") or []
     if not isinstance(outputs, list) or not outputs:
         return [{**base, "line": 0}]
@@ -74,7 +79,25 @@ def load(study_dir: Path) -> Study:
             if isinstance(record, dict):
                 inputs.append(record)
         records.extend(found)
-    return Study(study_dir.name, study_dir, records, inputs)
+    return Study(study_dir.name, study_dir, records, inputs, report_settings(inputs))
+
+
+def report_settings(inputs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The spec's [report] section over the defaults: from the spec file the points name when
+    it still exists (so [report] edits apply without rerunning), else as the points recorded it."""
+    settings = {key: field.default for key, field in SCHEMA["report"].items()}
+    for record in inputs:
+        spec = record.get("spec", {})
+        given = spec.get("table", {}).get("report", {})
+        path = Path(str(spec.get("path", "")))
+        if spec.get("path") and path.is_file():
+            try:
+                given = tomllib.loads(path.read_text()).get("report", {})
+            except tomllib.TOMLDecodeError:
+                pass
+        if isinstance(given, dict):
+            settings.update({k: v for k, v in given.items() if k in settings})
+    return settings
 
 
 def is_number(value: Any) -> bool:

@@ -30,7 +30,7 @@ def params(workload: str, args: dict[str, Any], repeat: int = 0, vcpus: int = 2,
 def write_point(study: Path, point: str, point_params: dict[str, Any],
                 outputs: list[dict[str, Any]] | None, status: str = "ok",
                 reason: str | None = None, stats: dict[str, Any] | None = None,
-                spec: Path | None = None) -> Path:
+                spec: Path | None = None, regions: dict[str, Any] | None = None) -> Path:
     folder = study / point
     folder.mkdir(parents=True)
     kernel = {**KERNEL, "variant": point_params["kernel"]["variant"]}
@@ -43,7 +43,8 @@ def write_point(study: Path, point: str, point_params: dict[str, Any],
     if outputs is not None:
         (folder / "workload.json").write_text(json.dumps(outputs))
     if stats is not None:
-        (folder / "stats.json").write_text(json.dumps({"summary": stats}))
+        (folder / "stats.json").write_text(json.dumps({"summary": stats,
+                                                       "regions": regions or {}}))
     (folder / "result.json").write_text(json.dumps({
         "point": point, "study": study.name, "status": status, "reason": reason,
         "exit_status": 0, "qemu_returncode": 0, "timing": {"total_s": 10.0, "boot_s": 2.0},

@@ -7,7 +7,7 @@ import pytest
 from manylab.errors import LabError
 from manylab.report.build import make_report
 from manylab.report.compare import distinguishing, make_comparison
-from manylab.report.kinds.plugin_stats import stats_group
+from manylab.report.kinds.plugin_stats import key_columns, stats_group
 from tests.report import browser
 from tests.report.fakes import mmf_study, params, write_point
 
@@ -122,3 +122,13 @@ def test_mmf_extra_sweep_gets_one_section_per_value(tmp_path):
     sources, text = images_of(make_report(study))
     assert "mmf-throughput-vcpus-1.png" in sources and "mmf-setup-vcpus-2.png" in sources
     assert "MMF transfer (vcpus=1)" in text
+
+
+def test_plugin_region_summary_draws_the_roi_key_figures_only():
+    columns = ["stats.total.insts", "stats.roi.insts", "stats.roi.coh.msgs",
+               "stats.roi.coh.msgs.gets", "stats.roi.phase1.insts", "stats.roi.mem.pcm.writes"]
+    assert key_columns(columns) == ["stats.roi.insts", "stats.roi.coh.msgs",
+                                    "stats.roi.mem.pcm.writes"]
+    assert key_columns(["stats.total.insts", "stats.total.l2.miss_rate"]) == [
+        "stats.total.insts", "stats.total.l2.miss_rate"]
+    assert key_columns(["stats.cycles"]) == []

@@ -88,3 +88,16 @@ def test_function_patterns_sum_matching_functions_and_name_the_hottest_line():
     assert columns["fn.nope.insts"] == 0
     assert columns["hotline.roi.coh.msgs"] == 30
     assert columns["hotline.roi.symbol"] == "lru_lock_line"
+
+
+def test_paths_columns_count_a_function_matched_by_two_patterns_once():
+    stats = {"regions": {"roi": {"functions": [
+        {"name": "folio_lruvec_lock_irq", "insts": 10, "coh.msgs": 5, "l1d.misses": 1},
+        {"name": "release_pages", "insts": 7, "coh.msgs": 3, "l1d.misses": 2}]}}}
+    columns = results.function_columns(stats, ["folio_lruvec_*", "*_lock_irq", "release_*"])
+    assert columns["fn.folio_lruvec_*.insts"] == 10
+    assert columns["fn.*_lock_irq.insts"] == 10
+    assert columns["paths.insts"] == 17
+    assert columns["paths.coh.msgs"] == 8
+    assert columns["paths.l1d.misses"] == 3
+    assert "paths.insts" not in results.function_columns(stats, [])

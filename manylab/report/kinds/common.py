@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from manylab.errors import LabError
 from manylab.report import plots
 from manylab.report.axes import Layout, series_label, x_positions
-from manylab.report.records import Record
+from manylab.report.model import Context
+from manylab.report.records import Record, is_number
 from manylab.report.stats import aggregate, group
 
 
 def metric_figure(records: list[Record], lay: Layout, columns: list[str], out_dir: Path,
-                  name: str, title: str, caption: str, log2_x: bool = False) -> plots.Figure:
+                  name: str, title: str, caption: str, log2_x: bool = False,
+                  log_y: bool = False) -> plots.Figure:
     """One panel per column: mean ± std over repeats against x, one line per series.
 
-    log2_x: a base-2 logarithmic x axis ticked at the values (core and thread counts)."""
+    log2_x: a base-2 logarithmic x axis ticked at the values (core and thread counts).
+    log_y: a logarithmic y axis (symmetric near zero, so zero counts still show)."""
     fig, axes = plots.subplots(len(columns))
     where = x_positions(records, lay)
     for ax, column in zip(axes, columns, strict=True):
@@ -32,6 +36,13 @@ def metric_figure(records: list[Record], lay: Layout, columns: list[str], out_di
             ax.set_xscale("log", base=2)
             ax.set_xticks(list(where.values()), [str(v) for v in where])
             ax.minorticks_off()
+        if log_y:
+            values = [float(r[column]) for r in records if is_number(r.get(column))]
+            if values and min(values) > 0:
+                ax.set_yscale("log")
+            else:
+                ax.set_yscale("symlog", linthresh=1.0)
+                ax.set_ylim(bottom=0)
         ax.set_xlabel(lay.x)
         ax.set_ylabel(column.split(".", 1)[-1])
         ax.set_title(column, fontsize=9)
@@ -43,3 +54,27 @@ def metric_figure(records: list[Record], lay: Layout, columns: list[str], out_di
 def first_lines(records: list[Record]) -> list[Record]:
     """One record per point (its first result line): for per-point columns like stats.*."""
     return [r for r in records if r.get("line", 0) == 0]
+
+
+def baseline(ctx: Context, records: list[Record]) -> tuple[str, str] | None:
+    """The (key, value) other kernel settings are compared with: the spec's report.baseline,
+    else kernel.variant=stock when stock is among several variants; None when neither applies.
+    Raises LabError when report.baseline names a value no point has."""
+    given = str(ctx.settings.get("baseline", ""))
+    if given:
+        key, _, value = given.partition("=")
+        if not any(str(r.get(key)) == value for r in records):
+            found = sorted({str(r.get(key)) for r in records})
+            raise LabError(f"report.baseline '{given}' matches no point (values of {key}: "
+                           f"{', '.join(found)}): fix [report] baseline in the study spec")
+        return key, value
+    variants = {r.get("kernel.variant") for r in records}
+    if "stock" in variants and len(variants) > 1:
+        return "kernel.variant", "stock"
+    return None
+
+
+def setting_keys(series: list[str], base: tuple[str, str]) -> list[str]:
+    """What one kernel setting is: the baseline's key plus every other swept kernel key (a
+    setting is compared with the baseline whatever those other keys hold)."""
+    return [base[0]] + [k for k in series if k.startswith("kernel.") and k != base[0]]

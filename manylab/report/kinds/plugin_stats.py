@@ -1,6 +1,8 @@
-"""The plugin's `stats.*` columns, for every workload: any figure the plugin adds appears here.
+"""The plugin's `stats.*` columns, for every workload.
 
-Columns are grouped by the first part of their name (`stats.coherence.inv` -> coherence,
+With the plugin's region summary (`stats.roi.*`, `stats.total.*`), the key figures of the ROI
+(or of the whole run without markers) are drawn; every column stays in results.csv. Other
+columns are grouped by the first part of their name (`stats.coherence.inv` -> coherence,
 `stats.l2_misses` -> l2); each group is one figure, a panel per column, against the swept key.
 """
 
@@ -12,6 +14,16 @@ from manylab.report.model import Context, Section
 from manylab.report.records import numeric_columns, ok_records
 
 PANELS_PER_FIGURE = 6
+KEY_FIGURES = ("insts", "mem.accesses", "l1d.miss_rate", "l2.miss_rate", "coh.msgs",
+               "coh.hops", "coh.invalidations", "l1d.misses.coherence", "mem.reads",
+               "mem.writes", "mem.pcm.writes", "mem.energy_nj")
+
+
+def key_columns(columns: list[str]) -> list[str]:
+    """The key figures of the ROI region (else the whole run), when the plugin wrote them."""
+    region = "roi" if any(c.startswith("stats.roi.") for c in columns) else "total"
+    present = set(columns)
+    return [f"stats.{region}.{k}" for k in KEY_FIGURES if f"stats.{region}.{k}" in present]
 
 
 def stats_group(column: str) -> str:
@@ -26,8 +38,9 @@ def sections(ctx: Context) -> list[Section]:
     columns = numeric_columns(points, "stats.")
     if not columns:
         return []
+    shown = key_columns(columns) or columns
     groups: dict[str, list[str]] = {}
-    for column in columns:
+    for column in shown:
         groups.setdefault(stats_group(column), []).append(column)
     lay = layout(points, ctx.swept)
     figures = []
@@ -41,5 +54,6 @@ def sections(ctx: Context) -> list[Section]:
                 f"{ctx.workload}: plugin {name}{part} against {lay.x}",
                 f"Machine-model statistics ({', '.join(chunk)}), mean ± std over repeats."))
     return [Section(f"{ctx.workload}: machine-model statistics",
-                    [f"{len(columns)} plugin summary columns in {len(groups)} groups."],
+                    [f"{len(shown)} of the {len(columns)} plugin summary columns, in "
+                     f"{len(groups)} groups; all of them are in ../results.csv."],
                     figures)]

@@ -5,53 +5,38 @@ from __future__ import annotations
 from pathlib import Path
 
 from manylab.report import plots
-from manylab.report.axes import Layout, layout, series_label
+from manylab.report.axes import Layout, series_label, writers_layout
 from manylab.report.kinds import PlotSet, register
-from manylab.report.kinds.common import metric_figure
+from manylab.report.kinds.common import baseline, metric_figure, setting_keys
 from manylab.report.model import Context, Section, Table
 from manylab.report.published import FINERLRU_GAIN, FINERLRU_GAIN_THREADS
 from manylab.report.records import Record, numeric_columns, ok_records
 from manylab.report.stats import aggregate, gains, group, sorted_values
 
 WRITE, READ = "result.write.aggregate_mib_s", "result.read.aggregate_mib_s"
-VARIANT = "kernel.variant"
-BASELINE = "stock"
 
 
-def writers_layout(records: list[Record], swept: list[str]) -> Layout:
-    """x = writer processes (or vCPUs); the kernel variant and every other sweep are series."""
-    lay = layout(records, swept)
-    for key in ("workload.args.procs", "machine.vcpus"):
-        if key in swept:
-            series = [k for k in swept if k not in ("workload.args.procs", "machine.vcpus")]
-            return Layout(key, series, True)
-    return lay
-
-
-def kernel_keys(lay: Layout) -> list[str]:
-    """The swept kernel settings (variant, factor on the command line, fragments)."""
-    return [VARIANT] + [k for k in lay.series if k.startswith("kernel.") and k != VARIANT]
-
-
-def variant_gains(records: list[Record], lay: Layout, column: str) -> list[Record]:
-    """Per kernel setting other than stock: its gain over stock at the same writers and other
-    settings, paired by repeat index, in percent."""
-    keys = kernel_keys(lay)
-    match = [lay.x, "repeat"] + [k for k in lay.series if not k.startswith("kernel.")]
-    stock = [r for r in records if r.get(VARIANT) == BASELINE]
-    others = [r for r in records if r.get(VARIANT) != BASELINE]
+def setting_gains(records: list[Record], lay: Layout, column: str,
+                  base: tuple[str, str]) -> list[Record]:
+    """Per kernel setting other than the baseline: its gain over the baseline at the same
+    writers and other (non-kernel) settings, paired by repeat index, in percent."""
+    key, value = base
+    keys = setting_keys(lay.series, base)
+    match = [lay.x, "repeat"] + [k for k in lay.series if k not in keys]
+    reference = [r for r in records if str(r.get(key)) == value]
     out = []
-    for combo, members in group(others, keys).items():
-        variant = str(combo[0])
-        for row in gains(stock + members, VARIANT, BASELINE, variant, column, match):
+    for combo, members in group([r for r in records if str(r.get(key)) != value], keys).items():
+        for row in gains(reference + members, key, value, str(combo[0]), column, match):
             out.append({**row, **dict(zip(keys, combo, strict=True))})
     return out
 
 
-def gain_figure(gain_rows: list[Record], lay: Layout, out_dir: Path, label: str) -> plots.Figure:
+def gain_figure(gain_rows: list[Record], lay: Layout, out_dir: Path, label: str,
+                base: tuple[str, str]) -> plots.Figure:
     fig, axes = plots.subplots(1, width=7.0, height=4.6)
     ax = axes[0]
-    keys = kernel_keys(lay) + [k for k in lay.series if not k.startswith("kernel.")]
+    keys = setting_keys(lay.series, base)
+    keys += [k for k in lay.series if k not in keys]
     for combo, members in group(gain_rows, keys).items():
         summaries = aggregate(members, [lay.x], "gain_pct")
         xs = sorted(k[0] for k in summaries)
@@ -68,12 +53,13 @@ def gain_figure(gain_rows: list[Record], lay: Layout, out_dir: Path, label: str)
     ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
     ax.minorticks_off()
     ax.set_xlabel(lay.x)
-    ax.set_ylabel(f"gain over {BASELINE} (% {label})")
+    ax.set_ylabel(f"gain over {base[1]} (% {label})")
     ax.grid(alpha=0.3)
     plots.legend(ax)
     return plots.save(fig, out_dir, f"pwriter-gain-{label}",
-                      f"{label} throughput gain over {BASELINE} vs writers",
-                      "100 x (variant / stock - 1) of aggregate throughput, paired by repeat, "
+                      f"{label} throughput gain over {base[0]}={base[1]} vs writers",
+                      "100 x (setting / baseline - 1) of aggregate throughput, paired by "
+                      "repeat, "
                       "mean ± std over repeats; grey: the paper's KNL range at 64-256 threads.")
 
 
@@ -90,30 +76,31 @@ def sections(ctx: Context) -> list[Section]:
                              "swept factor.", log2_x=True)]
     paragraphs = []
     tables = []
-    variants = sorted_values(good, VARIANT)
-    if BASELINE in variants and len(variants) > 1:
+    base = baseline(ctx, good)
+    if base is not None:
         for column, label in ((WRITE, "write"), (READ, "read")):
-            rows = variant_gains(good, lay, column)
+            rows = setting_gains(good, lay, column, base)
             if not rows:
                 continue
-            figures.append(gain_figure(rows, lay, ctx.out_dir, label))
+            figures.append(gain_figure(rows, lay, ctx.out_dir, label, base))
             top = max(r[lay.x] for r in rows)
-            keys = kernel_keys(lay)
+            keys = setting_keys(lay.series, base)
             at_top = aggregate([r for r in rows if r[lay.x] == top], keys, "gain_pct")
             paragraphs.append(
-                f"{label}: gain over {BASELINE} at {lay.x}={top}: " + "; ".join(
+                f"{label}: gain over {base[0]}={base[1]} at {lay.x}={top}: " + "; ".join(
                     f"{series_label(keys, v)} {s.mean:+.1f}% (std {s.std:.1f}, n={s.n})"
                     for v, s in at_top.items())
                 + f". Published: {FINERLRU_GAIN[0].text()}; {FINERLRU_GAIN[1].text()}.")
             summary = aggregate(rows, [*keys, lay.x], "gain_pct")
-            tables.append(Table(f"{label} gain over {BASELINE} (%)",
+            tables.append(Table(f"{label} gain over {base[0]}={base[1]} (%)",
                                 [*keys, lay.x, "mean %", "std", "95% CI", "n"],
                                 [[*map(str, k), f"{s.mean:+.1f}", f"{s.std:.1f}",
                                   f"±{s.ci95:.1f}", str(s.n)]
                                  for k, s in sorted(summary.items(), key=str)]))
     else:
-        paragraphs.append(f"Only kernel variant(s) {', '.join(map(str, variants))}: no gain "
-                          f"over {BASELINE} to compare with the FinerLRU figures.")
+        variants = ", ".join(map(str, sorted_values(good, "kernel.variant")))
+        paragraphs.append(f"Kernel variant(s) {variants} and no [report] baseline: no gain "
+                          "to compare with the FinerLRU figures.")
     return [Section("pwriter: parallel buffered writers", paragraphs, figures, tables)]
 
 
