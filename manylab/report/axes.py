@@ -46,10 +46,22 @@ def x_positions(records: list[Record], lay: Layout) -> dict[object, float]:
 
 
 def writers_layout(records: list[Record], swept: list[str]) -> Layout:
-    """x = writer processes (or vCPUs); the kernel variant and every other sweep are series."""
+    """x = writer processes (or vCPUs); every other sweep is a series, except keys that move in
+    lockstep with x (`workers = "{vcpus}"`)."""
     lay = layout(records, swept)
     for key in ("workload.args.procs", "machine.vcpus"):
         if key in swept:
-            series = [k for k in swept if k not in ("workload.args.procs", "machine.vcpus")]
+            series = [k for k in swept if k != key and not lockstep(records, key, k)]
             return Layout(key, series, True)
     return lay
+
+
+def lockstep(records: list[Record], a: str, b: str) -> bool:
+    """Whether the values of a and b determine each other in every record."""
+    forward: dict[str, str] = {}
+    backward: dict[str, str] = {}
+    for record in records:
+        va, vb = str(record.get(a)), str(record.get(b))
+        if forward.setdefault(va, vb) != vb or backward.setdefault(vb, va) != va:
+            return False
+    return True

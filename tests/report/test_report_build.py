@@ -132,3 +132,13 @@ def test_plugin_region_summary_draws_the_roi_key_figures_only():
     assert key_columns(["stats.total.insts", "stats.total.l2.miss_rate"]) == [
         "stats.total.insts", "stats.total.l2.miss_rate"]
     assert key_columns(["stats.cycles"]) == []
+
+
+def test_keys_moving_in_lockstep_with_the_x_axis_are_not_series():
+    from manylab.report.axes import lockstep, writers_layout
+    records = [{"machine.vcpus": v, "workload.args.workers": v, "kernel.cmdline": c}
+               for v in (8, 16) for c in ("ldu=off", "ldu=global")]
+    assert lockstep(records, "machine.vcpus", "workload.args.workers")
+    assert not lockstep(records, "machine.vcpus", "kernel.cmdline")
+    lay = writers_layout(records, ["kernel.cmdline", "machine.vcpus", "workload.args.workers"])
+    assert (lay.x, lay.series) == ("machine.vcpus", ["kernel.cmdline"])

@@ -9,7 +9,7 @@ from manylab.report import plots
 from manylab.report.axes import Layout, series_label, x_positions
 from manylab.report.model import Context
 from manylab.report.records import Record, is_number
-from manylab.report.stats import aggregate, group
+from manylab.report.stats import aggregate, gains, group
 
 
 def metric_figure(records: list[Record], lay: Layout, columns: list[str], out_dir: Path,
@@ -78,3 +78,18 @@ def setting_keys(series: list[str], base: tuple[str, str]) -> list[str]:
     """What one kernel setting is: the baseline's key plus every other swept kernel key (a
     setting is compared with the baseline whatever those other keys hold)."""
     return [base[0]] + [k for k in series if k.startswith("kernel.") and k != base[0]]
+
+
+def setting_gains(records: list[Record], lay: Layout, column: str,
+                  base: tuple[str, str]) -> list[Record]:
+    """Per kernel setting other than the baseline: its gain over the baseline at the same
+    writers and other (non-kernel) settings, paired by repeat index, in percent."""
+    key, value = base
+    keys = setting_keys(lay.series, base)
+    match = [lay.x, "repeat"] + [k for k in lay.series if k not in keys]
+    reference = [r for r in records if str(r.get(key)) == value]
+    out = []
+    for combo, members in group([r for r in records if str(r.get(key)) != value], keys).items():
+        for row in gains(reference + members, key, value, str(combo[0]), column, match):
+            out.append({**row, **dict(zip(keys, combo, strict=True))})
+    return out

@@ -7,28 +7,13 @@ from pathlib import Path
 from manylab.report import plots
 from manylab.report.axes import Layout, series_label, writers_layout
 from manylab.report.kinds import PlotSet, register
-from manylab.report.kinds.common import baseline, metric_figure, setting_keys
+from manylab.report.kinds.common import baseline, metric_figure, setting_gains, setting_keys
 from manylab.report.model import Context, Section, Table
 from manylab.report.published import FINERLRU_GAIN, FINERLRU_GAIN_THREADS
 from manylab.report.records import Record, numeric_columns, ok_records
-from manylab.report.stats import aggregate, gains, group, sorted_values
+from manylab.report.stats import aggregate, group, sorted_values
 
 WRITE, READ = "result.write.aggregate_mib_s", "result.read.aggregate_mib_s"
-
-
-def setting_gains(records: list[Record], lay: Layout, column: str,
-                  base: tuple[str, str]) -> list[Record]:
-    """Per kernel setting other than the baseline: its gain over the baseline at the same
-    writers and other (non-kernel) settings, paired by repeat index, in percent."""
-    key, value = base
-    keys = setting_keys(lay.series, base)
-    match = [lay.x, "repeat"] + [k for k in lay.series if k not in keys]
-    reference = [r for r in records if str(r.get(key)) == value]
-    out = []
-    for combo, members in group([r for r in records if str(r.get(key)) != value], keys).items():
-        for row in gains(reference + members, key, value, str(combo[0]), column, match):
-            out.append({**row, **dict(zip(keys, combo, strict=True))})
-    return out
 
 
 def gain_figure(gain_rows: list[Record], lay: Layout, out_dir: Path, label: str,

@@ -1,0 +1,110 @@
+"""forkbench (digest section 5): fork-storm rates against cores per kernel setting, and the
+speed-up over the baseline setting beside the LDU thesis's published speed-ups."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from manylab.report import plots
+from manylab.report.axes import Layout, series_label, writers_layout
+from manylab.report.kinds import PlotSet, register
+from manylab.report.kinds.common import baseline, metric_figure, setting_gains, setting_keys
+from manylab.report.model import Context, Section, Table
+from manylab.report.published import LDU_SPEEDUP, Published
+from manylab.report.records import Record, numeric_columns, ok_records
+from manylab.report.stats import aggregate, group, sort_key
+
+RATE, PER_WORKER = "result.ops_per_s", "result.ops_per_s_per_worker"
+MODE = "result.params.mode"
+PUBLISHED_CORES = 120
+# the thesis's figure per forkbench mode: aim7 is AIM7-multiuser, fork the lmbench-like loop
+PUBLISHED_BY_MODE = {"aim7": "aim7_speedup", "fork": "lmbench_fork_speedup"}
+
+
+def published_for(mode: str) -> Published | None:
+    metric = PUBLISHED_BY_MODE.get(mode)
+    return next((p for p in LDU_SPEEDUP if p.metric == metric), None)
+
+
+def speedup_figure(rows: list[Record], lay: Layout, base: tuple[str, str], modes: list[str],
+                   out_dir: Path) -> plots.Figure:
+    fig, axes = plots.subplots(1, width=7.0, height=4.6)
+    ax = axes[0]
+    keys = setting_keys(lay.series, base)
+    keys += [k for k in lay.series if k not in keys]
+    for combo, members in group(rows, keys).items():
+        summaries = aggregate(members, [lay.x], "speedup")
+        xs = sorted((k[0] for k in summaries), key=sort_key)
+        plots.errorbar_line(ax, [float(x) for x in xs], [summaries[(x,)] for x in xs],
+                            "measured: " + series_label(keys, combo))
+    for mode in modes:
+        item = published_for(mode)
+        if item:
+            ax.plot([PUBLISHED_CORES], [item.value], marker="D", linestyle="none",
+                    label=f"{item.label}: {item.value:g}x ({mode})")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ticks = sorted({float(r[lay.x]) for r in rows} | {float(PUBLISHED_CORES)})
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.minorticks_off()
+    ax.set_xlabel(lay.x)
+    ax.set_ylabel(f"speed-up over {base[1]} (ops/s ratio)")
+    ax.grid(alpha=0.3)
+    plots.legend(ax)
+    return plots.save(fig, out_dir, "forkbench-speedup",
+                      f"Fork-storm speed-up over {base[0]}={base[1]} vs {lay.x}",
+                      "Operations per second of each setting divided by the baseline's at the "
+                      "same x, mode and repeat; mean ± std over repeats. Diamonds: the "
+                      "thesis's speed-ups at 120 cores (8 x Xeon E7-8870).")
+
+
+def sections(ctx: Context) -> list[Section]:
+    good = ok_records(ctx.records)
+    if not good:
+        return [Section("forkbench", ["No successful point to plot."])]
+    lay = writers_layout(good, ctx.swept)
+    rates = [c for c in (RATE, PER_WORKER) if c in numeric_columns(good, "result.")]
+    figures = [metric_figure(good, lay, rates, ctx.out_dir, "forkbench-rate",
+                             f"Fork-storm rate vs {lay.x}",
+                             "Operations (AIM7-like task mixes or fork+exit loops) per second "
+                             "of guest time, total and per worker; mean ± std over repeats.",
+                             log2_x=lay.numeric_x)]
+    paragraphs: list[str] = []
+    tables: list[Table] = []
+    base = baseline(ctx, good)
+    if base is None:
+        paragraphs.append("No baseline kernel setting ([report] baseline): rates only.")
+        return [Section("forkbench: fork-storm rates", paragraphs, figures, tables)]
+    rows = [{**r, "speedup": 1.0 + r["gain_pct"] / 100.0}
+            for r in setting_gains(good, lay, RATE, base)]
+    if not rows:
+        paragraphs.append(f"No setting shares an x value with {base[0]}={base[1]}.")
+        return [Section("forkbench: fork-storm rates", paragraphs, figures, tables)]
+    modes = sorted({str(r.get(MODE)) for r in good})
+    figures.append(speedup_figure(rows, lay, base, modes, ctx.out_dir))
+    keys = setting_keys(lay.series, base)
+    keys += [k for k in lay.series if k not in keys]
+    top = max((r[lay.x] for r in rows), key=sort_key)
+    at_top = aggregate([r for r in rows if r[lay.x] == top], keys, "speedup")
+    for combo, summary in at_top.items():
+        mode = str(dict(zip(keys, combo, strict=True)).get("workload.args.mode",
+                                                           modes[0] if len(modes) == 1 else ""))
+        item = published_for(mode)
+        published = f"; published at 120 cores: {item.value:g}x" if item else ""
+        paragraphs.append(f"At {lay.x}={top}, {series_label(keys, combo)}: speed-up "
+                          f"{summary.mean:.3f}x (std {summary.std:.3f}, n={summary.n})"
+                          f"{published}.")
+    summary_all = aggregate(rows, [*keys, lay.x], "speedup")
+    tables.append(Table(f"Speed-up over {base[0]}={base[1]}",
+                        [*keys, lay.x, "mean", "std", "95% CI", "n"],
+                        [[*map(str, k), f"{s.mean:.3f}", f"{s.std:.3f}", f"±{s.ci95:.3f}",
+                          str(s.n)] for k, s in sorted(summary_all.items(), key=str)]))
+    return [Section("forkbench: fork-storm rates", paragraphs, figures, tables)]
+
+
+def columns(records: list[Record], swept: list[str]) -> list[str]:
+    return swept + ["repeat", MODE, "result.params.workers", "result.ops", RATE, PER_WORKER,
+                    "result.failed", "result.ok"]
+
+
+FORKBENCH = register(PlotSet("forkbench", sections, columns))
