@@ -69,6 +69,9 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "repeats": Field(int, 1, sweep=False, check=_positive, doc="boots per point"),
         "timeout_s": Field(int, 0, sweep=False,
                            doc="per-run limit; 0 = derived from vCPUs, arch and plugin mode"),
+        "together": Field(list, [], sweep=False,
+                          doc="groups of swept keys whose lists pair up element by element, "
+                              "e.g. [['plugin.preset', 'machine.arch']]"),
     },
     "kernel": {
         "variant": Field(str, "stock", doc="a folder of kernel-patches/ with a series"),
@@ -139,6 +142,7 @@ class Spec:
     timeout_s: int
     base: dict[str, dict[str, Any]]
     sweeps: dict[str, list[Any]]  # dotted key -> values, in spec order
+    together: list[list[str]]  # groups of swept keys that vary as one (study.together)
     slurm: dict[str, Any]
     raw: dict[str, Any]  # the spec as written (profile applied), recorded with every result
     report: dict[str, Any] = field(default_factory=dict)
@@ -174,8 +178,9 @@ def _check_value(where: str, value: Any, spec_field: Field) -> None:
 
 def _split_sweep(where: str, value: Any, spec_field: Field) -> list[Any] | None:
     """The list of values if `value` sweeps, else None (after checking it as one value)."""
-    sweeping = isinstance(value, list) and (spec_field.kind is not list or
-                                            (value and all(isinstance(v, list) for v in value)))
+    sweeping = isinstance(value, list) and (
+        spec_field.kind is not list
+        or (spec_field.sweep and value and all(isinstance(v, list) for v in value)))
     if sweeping:
         if not spec_field.sweep:
             raise SpecError(f"{where}: takes one value, not a list to sweep")
@@ -258,8 +263,31 @@ def parse(raw: dict[str, Any], path: Path, profile: str | None = None) -> Spec:
     study = base.pop("study")
     slurm = base.pop("slurm")
     report = base.pop("report")
+    together = _check_together(path, study["together"], sweeps)
     return Spec(path, study["name"] or path.stem, study["description"], study["repeats"],
-                study["timeout_s"], base, sweeps, slurm, raw, report)
+                study["timeout_s"], base, sweeps, together, slurm, raw, report)
+
+
+def _check_together(path: Path, groups: list[Any], sweeps: dict[str, list[Any]]) -> list[list[str]]:
+    where = f"{path}: [study] together"
+    seen: set[str] = set()
+    for group in groups:
+        if not isinstance(group, list) or len(group) < 2:
+            raise SpecError(f"{where}: each group is a list of two or more swept keys, "
+                            "e.g. [['plugin.preset', 'machine.arch']]")
+        for key in group:
+            if key not in sweeps:
+                raise SpecError(f"{where}: '{key}' is not a swept key (give it a list; swept: "
+                                f"{', '.join(sweeps) or 'none'})")
+            if key in seen:
+                raise SpecError(f"{where}: '{key}' is in two groups")
+            seen.add(key)
+        lengths = {len(sweeps[key]) for key in group}
+        if len(lengths) > 1:
+            raise SpecError(f"{where}: the lists of {', '.join(group)} have different lengths "
+                            f"({', '.join(str(len(sweeps[k])) for k in group)}); they pair up "
+                            "element by element")
+    return [list(group) for group in groups]
 
 
 def _check_numa(path: Path, nodes: list[Any]) -> None:
@@ -314,11 +342,19 @@ def _deep_copy(value: Any) -> Any:
 
 def expand(spec: Spec) -> Iterator[dict[str, Any]]:
     """Every point of the matrix, in spec order, repeats innermost."""
-    keys = list(spec.sweeps)
-    for combo in itertools.product(*(spec.sweeps[k] for k in keys)):
+    grouped = {key for group in spec.together for key in group}
+    axes: list[list[str]] = []
+    for key in spec.sweeps:
+        if key not in grouped:
+            axes.append([key])
+        elif any(group[0] == key for group in spec.together):
+            axes.append(next(group for group in spec.together if group[0] == key))
+    values = [list(zip(*(spec.sweeps[k] for k in axis), strict=True)) for axis in axes]
+    for combo in itertools.product(*values):
         point = _deep_copy(spec.base)
-        for key, value in zip(keys, combo, strict=True):
-            _assign(point, key, value)
+        for axis, chosen in zip(axes, combo, strict=True):
+            for key, value in zip(axis, chosen, strict=True):
+                _assign(point, key, value)
         _substitute(point)
         for repeat in range(spec.repeats):
             yield {**_deep_copy(point), "repeat": repeat}

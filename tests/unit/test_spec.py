@@ -136,3 +136,46 @@ def test_point_ids_ignore_keys_at_their_default(write_spec):
     assert plan.point_id(without_new_key) == point.id
     changed = {**point.params, "workload": {**point.params["workload"], "membind": 1}}
     assert plan.point_id(changed) != point.id
+
+
+def test_together_pairs_swept_lists_element_by_element(write_spec):
+    spec = specs.load(write_spec("""
+[study]
+together = [["plugin.preset", "machine.arch"]]
+[machine]
+vcpus = [2, 4]
+arch = ["x86_64", "arm64", "x86_64"]
+[plugin]
+enabled = true
+preset = ["knl-64", "altra-80", "icelake-32"]
+[workload]
+name = "pwriter"
+"""))
+    combos = [(p["plugin"]["preset"], p["machine"]["arch"], p["machine"]["vcpus"])
+              for p in specs.expand(spec)]
+    assert combos == [("knl-64", "x86_64", 2), ("altra-80", "arm64", 2),
+                      ("icelake-32", "x86_64", 2), ("knl-64", "x86_64", 4),
+                      ("altra-80", "arm64", 4), ("icelake-32", "x86_64", 4)]
+    assert len(plan.points(spec)) == 6
+
+
+@pytest.mark.parametrize("together, message", [
+    ('[["plugin.preset", "machine.vcpus"]]', "'machine.vcpus' is not a swept key"),
+    ('[["plugin.preset", "machine.arch"]]', "have different lengths (3, 2)"),
+    ('[["plugin.preset"]]', "two or more swept keys"),
+])
+def test_together_errors_name_the_key(write_spec, together, message):
+    path = write_spec(f"""
+[study]
+together = {together}
+[machine]
+vcpus = 2
+arch = ["x86_64", "arm64"]
+[plugin]
+preset = ["knl-64", "altra-80", "icelake-32"]
+[workload]
+name = "pwriter"
+""")
+    with pytest.raises(specs.SpecError, match=r"\[study\] together: .*" + message.replace(
+            "(", r"\(").replace(")", r"\)")):
+        specs.load(path)
