@@ -298,7 +298,7 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
-EXTENSIONS = ("manylab.pcm.cli", "manylab.report.cli")
+EXTENSIONS = ("manylab.pcm.cli", "manylab.report.cli", "manylab.series_check")
 
 
 def _register_extensions(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
