@@ -1,0 +1,86 @@
+"""Each C workload built for the host and run natively at tiny sizes: its --help names every
+argument the lab passes, bad arguments exit 2 without a result line, and its MANYLAB-RESULT line
+parses through the lab's console reader with the fields the reports read."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from manylab.console import ConsoleState
+from manylab.workloads import REGISTRY
+
+REPO = Path(__file__).resolve().parents[2]
+COMPILED = ("pwriter", "forkbench", "falseshare", "lrustress", "forkstress")
+
+
+@pytest.fixture(scope="module")
+def binaries(tmp_path_factory) -> dict[str, Path]:
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc not installed")
+    out = tmp_path_factory.mktemp("workloads")
+    built = {}
+    for name in COMPILED:
+        built[name] = out / name
+        subprocess.run(["gcc", "-static", "-O2", "-pthread", "-Wall", "-Werror",
+                        f"-I{REPO / 'workloads' / 'include'}",
+                        str(REPO / "workloads" / f"{name}.c"), "-o", str(built[name])],
+                       check=True)
+    return built
+
+
+def run(binary: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=120,
+                          check=False, cwd=cwd)
+
+
+def parsed(stdout: str) -> ConsoleState:
+    state = ConsoleState()
+    for line in stdout.splitlines():
+        state.feed(line)
+    assert state.bad_results == 0
+    return state
+
+
+@pytest.mark.parametrize("name", COMPILED)
+def test_help_names_every_argument_the_lab_passes(binaries, name):
+    out = run(binaries[name], "--help")
+    text = out.stdout + out.stderr
+    for key in REGISTRY[name].args:
+        assert "--" + key.replace("_", "-") in text, key
+
+
+@pytest.mark.parametrize("name", COMPILED)
+def test_an_unknown_option_exits_2_without_a_result(binaries, name):
+    out = run(binaries[name], "--no-such-option")
+    assert out.returncode == 2
+    assert "MANYLAB-RESULT" not in out.stdout
+
+
+def test_pwriter_writes_reads_and_verifies(binaries, tmp_path):
+    out = run(binaries["pwriter"], "--procs", "3", "--size", "64K", "--pattern", "rand",
+              "--read", "--dir", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    (line,) = parsed(out.stdout).results
+    assert line["workload"] == "pwriter" and line["ok"] is True and line["verified"] is True
+    assert line["write"]["bytes"] == 3 * 64 * 1024 and line["write"]["mismatches"] == 0
+    assert line["write"]["aggregate_mib_s"] > 0 and line["read"]["aggregate_mib_s"] > 0
+
+
+@pytest.mark.parametrize("mode", ["fork", "aim7"])
+def test_forkbench_counts_operations(binaries, tmp_path, mode):
+    out = run(binaries["forkbench"], "--mode", mode, "--workers", "2", "--iterations", "5",
+              "--warmup", "0", "--dir", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    (line,) = parsed(out.stdout).results
+    assert line["workload"] == "forkbench" and line["ok"] is True
+    assert line["params"] == {**line["params"], "mode": mode, "workers": 2, "iterations": 5}
+    assert line["ops"] == 10 and line["failed"] == 0 and line["ops_per_s"] > 0
+    if mode == "aim7":
+        assert sum(line["tasks"].values()) == 10
+
+
+def test_bad_values_exit_2(binaries):
+    assert run(binaries["pwriter"], "--size", "5000", "--block", "4096").returncode == 2
+    assert run(binaries["forkbench"], "--mode", "spawn").returncode == 2
