@@ -41,7 +41,8 @@ def metric_figure(records: list[Record], lay: Layout, columns: list[str], out_di
             if values and min(values) > 0:
                 ax.set_yscale("log")
             else:
-                ax.set_yscale("symlog", linthresh=1.0)
+                positive = [v for v in values if v > 0]
+                ax.set_yscale("symlog", linthresh=min(positive, default=1.0))
                 ax.set_ylim(bottom=0)
         ax.set_xlabel(lay.x)
         ax.set_ylabel(column.split(".", 1)[-1])
