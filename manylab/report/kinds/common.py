@@ -94,3 +94,14 @@ def setting_gains(records: list[Record], lay: Layout, column: str,
         for row in gains(reference + members, key, value, str(combo[0]), column, match):
             out.append({**row, **dict(zip(keys, combo, strict=True))})
     return out
+
+
+def guest_time_caveat(records: list[Record]) -> list[str]:
+    """A warning when rates are in guest time without icount (they then follow host load)."""
+    if all(r.get("machine.reproducible") for r in records):
+        return []
+    return ["Caution: these rates are in guest time under TCG without icount, which runs at the "
+            "host's pace: points run at different host loads are not comparable, and the lab's "
+            "instruction and coherence counts (below) are the measurement to compare. Compare "
+            "rates only between points run side by side on a quiet host, or with "
+            "machine.reproducible (icount)."]

@@ -8,7 +8,13 @@ from pathlib import Path
 from manylab.report import plots
 from manylab.report.axes import Layout, series_label, writers_layout
 from manylab.report.kinds import PlotSet, register
-from manylab.report.kinds.common import baseline, metric_figure, setting_gains, setting_keys
+from manylab.report.kinds.common import (
+    baseline,
+    guest_time_caveat,
+    metric_figure,
+    setting_gains,
+    setting_keys,
+)
 from manylab.report.model import Context, Section, Table
 from manylab.report.published import LDU_SPEEDUP, Published
 from manylab.report.records import Record, numeric_columns, ok_records
@@ -69,7 +75,7 @@ def sections(ctx: Context) -> list[Section]:
                              "Operations (AIM7-like task mixes or fork+exit loops) per second "
                              "of guest time, total and per worker; mean ± std over repeats.",
                              log2_x=lay.numeric_x)]
-    paragraphs: list[str] = []
+    paragraphs: list[str] = guest_time_caveat(good)
     tables: list[Table] = []
     base = baseline(ctx, good)
     if base is None:

@@ -7,7 +7,13 @@ from pathlib import Path
 from manylab.report import plots
 from manylab.report.axes import Layout, series_label, writers_layout
 from manylab.report.kinds import PlotSet, register
-from manylab.report.kinds.common import baseline, metric_figure, setting_gains, setting_keys
+from manylab.report.kinds.common import (
+    baseline,
+    guest_time_caveat,
+    metric_figure,
+    setting_gains,
+    setting_keys,
+)
 from manylab.report.model import Context, Section, Table
 from manylab.report.published import FINERLRU_GAIN, FINERLRU_GAIN_THREADS
 from manylab.report.records import Record, numeric_columns, ok_records
@@ -59,7 +65,7 @@ def sections(ctx: Context) -> list[Section]:
                              "All bytes / (last finish - first start), guest time; mean ± "
                              "sample std over repeats; one line per kernel variant and "
                              "swept factor.", log2_x=True)]
-    paragraphs = []
+    paragraphs = guest_time_caveat(good)
     tables = []
     base = baseline(ctx, good)
     if base is not None:
