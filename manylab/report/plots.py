@@ -86,3 +86,22 @@ def legend(ax: Axes, fontsize: float = 7.0) -> None:
     handles, _ = ax.get_legend_handles_labels()
     if handles:
         ax.legend(fontsize=fontsize, loc="best")
+
+
+def finish(ax: Axes, xlabel: str, ylabel: str | None = None, title: str | None = None,
+           legend_size: float = 7.0) -> None:
+    """Axis labels, a small title, a light grid and the legend."""
+    ax.set_xlabel(xlabel)
+    if ylabel is not None:
+        ax.set_ylabel(ylabel)
+    if title is not None:
+        ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    legend(ax, legend_size)
+
+
+def log2_ticks(ax: Axes, values: Sequence[float]) -> None:
+    """A base-2 logarithmic x axis ticked at the given values (core and thread counts)."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(list(values), [f"{v:g}" for v in values])
+    ax.minorticks_off()

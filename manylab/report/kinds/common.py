@@ -33,9 +33,7 @@ def metric_figure(records: list[Record], lay: Layout, columns: list[str], out_di
             ax.set_xticks(list(where.values()), [str(v) for v in where], rotation=30,
                           fontsize=7)
         elif log2_x and min(where.values(), default=0) > 0:
-            ax.set_xscale("log", base=2)
-            ax.set_xticks(list(where.values()), [str(v) for v in where])
-            ax.minorticks_off()
+            plots.log2_ticks(ax, list(where.values()))
         if log_y:
             values = [float(r[column]) for r in records if is_number(r.get(column))]
             if values and min(values) > 0:
@@ -44,11 +42,7 @@ def metric_figure(records: list[Record], lay: Layout, columns: list[str], out_di
                 positive = [v for v in values if v > 0]
                 ax.set_yscale("symlog", linthresh=min(positive, default=1.0))
                 ax.set_ylim(bottom=0)
-        ax.set_xlabel(lay.x)
-        ax.set_ylabel(column.split(".", 1)[-1])
-        ax.set_title(column, fontsize=9)
-        ax.grid(alpha=0.3)
-        plots.legend(ax)
+        plots.finish(ax, lay.x, column.split(".", 1)[-1], title=column)
     return plots.save(fig, out_dir, name, title, caption)
 
 

@@ -49,14 +49,8 @@ def speedup_figure(rows: list[Record], lay: Layout, base: tuple[str, str], modes
             ax.plot([PUBLISHED_CORES], [item.value], marker="D", linestyle="none",
                     label=f"{item.label}: {item.value:g}x ({mode})")
     ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xscale("log", base=2)
-    ticks = sorted({float(r[lay.x]) for r in rows} | {float(PUBLISHED_CORES)})
-    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-    ax.minorticks_off()
-    ax.set_xlabel(lay.x)
-    ax.set_ylabel(f"speed-up over {base[1]} (ops/s ratio)")
-    ax.grid(alpha=0.3)
-    plots.legend(ax)
+    plots.log2_ticks(ax, sorted({float(r[lay.x]) for r in rows} | {float(PUBLISHED_CORES)}))
+    plots.finish(ax, lay.x, f"speed-up over {base[1]} (ops/s ratio)")
     return plots.save(fig, out_dir, "forkbench-speedup",
                       f"Fork-storm speed-up over {base[0]}={base[1]} vs {lay.x}",
                       "Operations per second of each setting divided by the baseline's at the "

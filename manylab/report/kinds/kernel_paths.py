@@ -123,14 +123,8 @@ def ratio_figure(rows: list[Record], lay: Layout, base: tuple[str, str], metrics
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_yscale("log")
         if lay.numeric_x:
-            ax.set_xscale("log", base=2)
-            ax.set_xticks(list(where.values()), [str(v) for v in where])
-            ax.minorticks_off()
-        ax.set_xlabel(lay.x)
-        ax.set_ylabel("baseline / setting")
-        ax.set_title(metric, fontsize=9)
-        ax.grid(alpha=0.3)
-        plots.legend(ax)
+            plots.log2_ticks(ax, list(where.values()))
+        plots.finish(ax, lay.x, "baseline / setting", title=metric)
     return plots.save(fig, out_dir, f"{workload}-paths-ratio",
                       f"{workload}: reduction against {key}={base[1]}",
                       "Mean of the baseline setting divided by the mean of each other setting "
@@ -272,13 +266,8 @@ def wait_share_figure(points: list[Record], lay: Layout, published: tuple[Publis
     ax.set_xticks(list(where.values()), [str(v) for v in where], fontsize=7)
     plots.published_lines(ax, published)
     if lay.numeric_x:
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(list(where.values()), [str(v) for v in where])
-        ax.minorticks_off()
-    ax.set_xlabel(lay.x)
-    ax.set_ylabel("lock-wait share (%)")
-    ax.grid(alpha=0.3)
-    plots.legend(ax)
+        plots.log2_ticks(ax, list(where.values()))
+    plots.finish(ax, lay.x, "lock-wait share (%)")
     return plots.save(fig, out_dir, f"{workload}-lock-wait-share",
                       f"{workload}: lock-wait share vs {lay.x}",
                       "Ours: instructions in the lock_wait functions as a share of all ROI "

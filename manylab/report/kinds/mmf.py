@@ -65,10 +65,7 @@ def throughput_figure(records: list[Record], out_dir: Path, tag: str) -> plots.F
                                 marker="o" if method == "mmf" else "s")
         _size_axis(ax, sorted_values(mine, SIZE))
         ax.set_title(f"{path}", fontsize=10)
-        ax.set_xlabel("file size (bytes)")
-        ax.set_ylabel("throughput (MiB/s, guest time)")
-        ax.grid(alpha=0.3)
-        plots.legend(ax)
+        plots.finish(ax, "file size (bytes)", "throughput (MiB/s, guest time)")
     return plots.save(fig, out_dir, f"mmf-throughput{tag}",
                       f"Transfer throughput vs file size per path{_suffix(tag)}",
                       "Bytes / sum of per-transfer latencies (request sent -> last byte "

@@ -39,14 +39,8 @@ def gain_figure(gain_rows: list[Record], lay: Layout, out_dir: Path, label: str,
                 label=f"{knl.label}: +{knl.low:g}-{knl.high:g}%")
     plots.published_lines(ax, FINERLRU_GAIN[1:])
     ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_xscale("log", base=2)
-    ticks = sorted({float(r[lay.x]) for r in gain_rows} | set(FINERLRU_GAIN_THREADS))
-    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-    ax.minorticks_off()
-    ax.set_xlabel(lay.x)
-    ax.set_ylabel(f"gain over {base[1]} (% {label})")
-    ax.grid(alpha=0.3)
-    plots.legend(ax)
+    plots.log2_ticks(ax, sorted({float(r[lay.x]) for r in gain_rows} | set(FINERLRU_GAIN_THREADS)))
+    plots.finish(ax, lay.x, f"gain over {base[1]} (% {label})")
     return plots.save(fig, out_dir, f"pwriter-gain-{label}",
                       f"{label} throughput gain over {base[0]}={base[1]} vs writers",
                       "100 x (setting / baseline - 1) of aggregate throughput, paired by "
