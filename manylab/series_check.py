@@ -42,9 +42,8 @@ class PatchOutcome:
 
 
 def checkpatch(tree: Path, patch: Path) -> tuple[int, int, int, str]:
-    result = subprocess.run(["perl", "scripts/checkpatch.pl", "--strict", "--terse",
-                             str(patch)], cwd=tree, capture_output=True, text=True,
-                            check=False)
+    result = subprocess.run(["perl", "scripts/checkpatch.pl", "--strict", str(patch)],
+                            cwd=tree, capture_output=True, text=True, check=False)
     text = result.stdout + result.stderr
     match = CHECKPATCH_TOTAL.search(text)
     if not match:

@@ -3,8 +3,9 @@
 #
 # Boots the ldu kernel with the lab's debug fragment (lockdep, DEBUG_VM,
 # DEBUG_LIST, KFENCE, SLUB_DEBUG) again and again, each time running
-# forkstress with a different seed and parameter mix under ldu=global,
-# and stops at the first failure.  A round fails if forkstress does not
+# forkstress with a different seed and parameter mix under the LDU modes
+# in SOAK_MODE (by default alternating ldu=global and ldu=percpu, the
+# global-queue and per-CPU-queue variants), and stops at the first failure.  A round fails if forkstress does not
 # print "verified": true, if the guest does not finish, or if the console
 # shows a kernel report (BUG, WARNING, lockdep, KFENCE, KASAN, slub
 # corruption, soft lockup, hung task, Oops, panic).
@@ -23,7 +24,8 @@
 #   SOAK_VCPUS    guest vCPUs (default 8)
 #   SOAK_MEMORY   guest memory in MiB (default 1024)
 #   SOAK_SECONDS  forkstress duration per round (default 120)
-#   SOAK_MODE     ldu= boot mode (default global; off soaks the stock path)
+#   SOAK_MODE     ldu= boot modes, rotated round by round (default
+#                 "global percpu"; off soaks the stock path)
 #   SOAK_KERNEL   manual method: kernel image (default
 #                 /work/kwork/ldu-build-x86/vmlinux)
 #   SOAK_OUT      directory for console logs (default runs/soak-ldu-<date>)
@@ -34,23 +36,35 @@ rounds=${1:-20}
 vcpus=${SOAK_VCPUS:-8}
 mem=${SOAK_MEMORY:-1024}
 secs=${SOAK_SECONDS:-120}
-mode=${SOAK_MODE:-global}
+modes=${SOAK_MODE:-global percpu}
 out=${SOAK_OUT:-$here/runs/soak-ldu-$(date -u +%Y%m%dT%H%M%SZ)}
 lab=$here/.venv/bin/manylab
 if [ -z "${SOAK_METHOD:-}" ]; then
 	if [ -x "$lab" ]; then SOAK_METHOD=lab; else SOAK_METHOD=manual; fi
 fi
 kernel=${SOAK_KERNEL:-/work/kwork/ldu-build-x86/vmlinux}
-cmdline="console=ttyS0 panic=-1 ldu=$mode slub_debug=FZPU"
 mkdir -p "$out"
 
 # Kernel reports that fail a round.
 bad='BUG:|WARNING:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|DEBUG_LOCKS_WARN_ON|lock held when returning|KFENCE:|KASAN:|UBSAN:|Oops|Kernel panic|general protection fault|soft lockup|hung_task|blocked for more than|list_add corruption|list_del corruption|Redzone|Poison overwritten|Object padding|refcount_t:'
 
-# Per-round parameters: vary seed, fan-out, depth, sizes, pressure.
+# Boot mode of round $1: the modes of SOAK_MODE in turn.
+nmodes=$(echo $modes | wc -w)
+mode_of() {
+	set -- $(($1 - 1)) $modes
+	shift $(($1 % ($# - 1) + 1))
+	echo "$1"
+}
+
+# Parameter mix of round $1: each mix runs once under every mode in turn,
+# so even a short soak gives every mode the same mixes.
+mix_of() {
+	echo $((($1 - 1) / nmodes))
+}
+
+# Per-mix parameters: vary fan-out, depth, sizes, pressure.
 params() {
-	i=$1
-	case $((i % 4)) in
+	case $(($1 % 4)) in
 	0) echo "--workers $vcpus --fanout 4 --depth 2 --anon 1M --file-size 1M --zram 256M --hog $((mem * 3 / 4))M --compact 2" ;;
 	1) echo "--workers $((vcpus * 2)) --fanout 8 --depth 3 --anon 256K --file-size 256K --compact 1" ;;
 	2) echo "--workers $vcpus --fanout 2 --depth 4 --anon 4M --file-size 2M --zram 256M --memcg $((mem / 4))M --compact 3" ;;
@@ -88,13 +102,14 @@ EOI
 round_manual() {
 	i=$1 log=$2
 	d=$(build_manual_initrd)
-	echo "forkstress --dir /tmp --duration $secs --seed $i $(params "$i")" > "$d/cmd"
+	echo "forkstress --dir /tmp --duration $secs --seed $i $(params "$(mix_of "$i")")" > "$d/cmd"
 	(cd "$d" && find . | cpio -o -H newc 2>/dev/null) > "$out/initrd.cpio"
 	rm -rf "$d"
 	timeout $((secs * 6 + 600)) qemu-system-x86_64 -M q35 \
 		-accel tcg,thread=single -smp "$vcpus" -m "$mem" -nographic \
 		-no-reboot -kernel "$kernel" -initrd "$out/initrd.cpio" \
-		-append "$cmdline" > "$log" 2>&1 || true
+		-append "console=ttyS0 panic=-1 ldu=$mode slub_debug=FZPU" \
+		> "$log" 2>&1 || true
 }
 
 round_lab() {
@@ -102,7 +117,7 @@ round_lab() {
 	"$lab" boot --variant ldu --fragment debug --vcpus "$vcpus" \
 		--memory "$mem" --cmdline "ldu=$mode slub_debug=FZPU" \
 		--timeout $((secs * 6 + 600)) -- \
-		"forkstress --dir \$MANYLAB_WORKDIR --duration $secs --seed $i $(params "$i"); cat /sys/kernel/mm/ldu/stats" \
+		"echo MANYLAB-LDU-MODE ldu=\$(cat /sys/kernel/mm/ldu/mode); forkstress --dir \$MANYLAB_WORKDIR --duration $secs --seed $i $(params "$(mix_of "$i")"); cat /sys/kernel/mm/ldu/stats" \
 		> "$log" 2>&1 || true
 }
 
@@ -110,11 +125,15 @@ i=1
 fails=0
 while [ "$rounds" -eq 0 ] || [ "$i" -le "$rounds" ]; do
 	log=$out/round-$i.log
-	echo "soak-ldu: round $i ($SOAK_METHOD, ldu=$mode): $(params "$i")"
+	mode=$(mode_of "$i")
+	echo "soak-ldu: round $i ($SOAK_METHOD, ldu=$mode): $(params "$(mix_of "$i")")"
 	"round_$SOAK_METHOD" "$i" "$log"
 	if grep -Eq "$bad" "$log"; then
 		echo "soak-ldu: round $i: kernel report on the console:"
 		grep -E "$bad" "$log" | head -20
+		fails=1
+	elif ! grep -Eq "(MANYLAB-LDU-MODE|MANYLAB-BOOTED.*) ldu=$mode\b" "$log"; then
+		echo "soak-ldu: round $i: guest did not report ldu mode $mode (see $log)"
 		fails=1
 	elif ! grep -q '"verified": true' "$log"; then
 		echo "soak-ldu: round $i: forkstress did not verify (see $log)"
@@ -122,6 +141,9 @@ while [ "$rounds" -eq 0 ] || [ "$i" -le "$rounds" ]; do
 		fails=1
 	else
 		grep MANYLAB-RESULT "$log" | sed 's/^.*MANYLAB-RESULT /  /' | cut -c1-300
+		# one line of LDU counters (name value pairs)
+		grep -E '^(push|reuse|cancel|drain|apply|defer_free|fence|slot_[a-z]+) [0-9]+' \
+			"$log" | tr -d '\r' | awk '{ printf "%s%s=%s", (NR > 1 ? " " : "  "), $1, $2 } END { print "" }'
 	fi
 	[ "$fails" -eq 0 ] || { echo "soak-ldu: FAILED, logs in $out"; exit 1; }
 	i=$((i + 1))

@@ -65,14 +65,21 @@ args = {{ script = {json.dumps(script)} }}
     assert min(splits) > 0, splits  # THP tails went through the split path at every factor
 
 
+LDU_STATS = ("awk 'BEGIN { printf \"MANYLAB-RESULT {\" } "
+             "{ printf \"%s\\\"%s\\\": %s\", (NR > 1 ? \", \" : \"\"), $1, $2 } "
+             "END { print \"}\" }' /sys/kernel/mm/ldu/stats")
+
+
 def test_ldu_under_lockdep_and_kfence(tmp_path):
-    script = (LOCKDEP_LIVE + "; forkstress --dir $MANYLAB_WORKDIR --duration 20 --workers 8 "
-              "--zram 64M --memcg 96M --hog 64M")
+    script = (LOCKDEP_LIVE + "; echo MANYLAB-RESULT "
+              '{\\"mode\\": \\"$(cat /sys/kernel/mm/ldu/mode)\\"}; '
+              "forkstress --dir $MANYLAB_WORKDIR --duration 20 --workers 8 "
+              "--zram 64M --memcg 96M --hog 64M; rc=$?; " + LDU_STATS + "; exit $rc")
     runs = run_study(tmp_path, "ldu-safety", f"""
 [kernel]
 variant = "ldu"
 fragments = ["debug"]
-cmdline = ["ldu=global", "ldu=off"]
+cmdline = ["ldu=global", "ldu=off", "ldu=percpu"]
 [machine]
 vcpus = 8
 memory = "384M"
@@ -80,8 +87,21 @@ memory = "384M"
 name = "shell"
 args = {{ script = {json.dumps(script)} }}
 """)
-    assert len(runs) == 2
-    for _, outputs, _ in runs:
-        lockdep, stress = outputs
+    assert len(runs) == 3
+    stats = {}
+    for params, outputs, _ in runs:
+        lockdep, mode, stress, counters = outputs
         assert lockdep == {"lockdep": True}
+        assert params["kernel"]["cmdline"] == f"ldu={mode['mode']}"
         assert stress["verified"] is True, stress
+        stats[mode["mode"]] = counters
+    assert set(stats) == {"off", "global", "percpu"}
+    assert not any(stats["off"].values()), stats["off"]  # stock locking: nothing logged
+    for mode in ("global", "percpu"):
+        assert stats[mode]["push"] > 0 and stats[mode]["cancel"] > 0, (mode, stats[mode])
+        assert stats[mode]["apply"] > 0 and stats[mode]["drain"] > 0, (mode, stats[mode])
+    slot_pushes = sum(stats["percpu"][k] for k in ("slot_hit", "slot_claim", "slot_collision"))
+    assert slot_pushes == stats["percpu"]["push"] > 0, stats["percpu"]
+    assert stats["percpu"]["slot_collect"] > 0, stats["percpu"]
+    slot_counters = ("slot_hit", "slot_claim", "slot_collision", "slot_flush", "slot_collect")
+    assert not any(stats["global"][k] for k in slot_counters), stats["global"]

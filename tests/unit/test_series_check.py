@@ -33,3 +33,15 @@ def test_table_names_the_failing_patch_and_undefined_options():
                                "make vmlinux failed")])
     assert "| 0001-a.patch | yes | 12.5 | 0/1/0 | CONFIG_LDU_PERCPU=y |" in rows
     assert "| 0002-b.patch | NO: make vmlinux failed | 0 | 0/0/0 | - |" in rows
+
+
+def test_the_kernels_checkpatch_gives_totals_for_a_clean_patch_too():
+    from manylab import kernel
+
+    try:
+        tree = kernel.pristine_source(kernel.source_version())
+    except LabError as error:
+        pytest.skip(f"no kernel source: {error}")
+    (clean,) = (kernel.KERNEL_PATCHES / "ldu").glob("0004-*.patch")
+    errors, warnings, _, text = checkpatch(tree, clean)
+    assert (errors, warnings) == (0, 0), text
