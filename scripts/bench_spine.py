@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from manylab import kernel, plan, runner  # noqa: E402
+from manylab import kernel, paths, plan, runner  # noqa: E402
 from manylab import spec as specs  # noqa: E402
 
 BIG = {"x86_64": 255, "arm64": 256}
@@ -52,7 +52,7 @@ def rebuild_without_artifact(arch: str) -> float:
 def build_times(arch: str, cold: bool) -> dict[str, float]:
     figures: dict[str, float] = {}
     if cold:
-        real_src = kernel.cache_root() / "src"
+        real_src = paths.cache_root() / "src"
         saved = os.environ.get("MANYLAB_CACHE")
         with tempfile.TemporaryDirectory(prefix="manylab-bench-") as scratch:
             os.environ["MANYLAB_CACHE"] = scratch

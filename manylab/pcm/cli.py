@@ -6,6 +6,7 @@ Sub-actions:
   gen        write a synthetic trace (binary .mlpt or .csv)
   convert    binary <-> CSV
   info       trace summary (records, foreground share, footprint, duration)
+  bench      requests per CPU-second and peak RSS per policy (figures, see manylab/pcm/bench.py)
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from manylab.pcm import engine, plots, report
+from manylab.pcm import bench, engine, plots, report
 from manylab.pcm.sweep import POLICIES, ConfigError, SweepConfig, run_sweep, shape, write_table
 
 SYNTHETIC_NOTE = (
@@ -118,6 +119,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     info = sub.add_parser("info", help="trace summary as JSON")
     info.add_argument("trace", type=Path)
     info.set_defaults(func=cmd_info)
+
+    b = sub.add_parser("bench", help="simulator requests per CPU-second and peak RSS (figures)")
+    bench.add_arguments(b)
+    b.set_defaults(func=cmd_bench)
 
 
 def _usage(p: argparse.ArgumentParser) -> int:
@@ -270,6 +275,14 @@ def cmd_info(args: argparse.Namespace) -> int:
         return _fail(str(e))
     for o in objs:
         print(json.dumps(o, indent=2))
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    try:
+        bench.run(args.requests, args.policies, not args.no_file, not args.no_large)
+    except engine.EngineError as e:
+        return _fail(str(e))
     return 0
 
 

@@ -18,6 +18,7 @@ pub mod config;
 pub mod gen;
 pub mod json;
 pub mod lru_list;
+pub mod mem;
 pub mod meter;
 pub mod model;
 pub mod pagemap;

@@ -5,6 +5,14 @@
 
 pub const NIL: u32 = u32::MAX;
 
+/// How many nodes at the LRU end a policy prefetches for after an eviction (see
+/// [`Links::prefetch_lru_end`]).
+pub const EVICT_AHEAD: usize = 3;
+
+/// Below this many nodes the policy state stays in the CPU caches and the eviction prefetch
+/// only costs instructions (measured: 5-14% slower LRU at 5k frames), so it is skipped.
+pub const EVICT_PREFETCH_MIN_NODES: usize = 1 << 15;
+
 /// One slot: links plus the policy's data for the page in it.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(32))]
@@ -46,7 +54,9 @@ impl List {
 
 impl Links {
     pub fn new(n: usize) -> Links {
-        Links { n: vec![Node { key: 0, prev: NIL, next: NIL, aux: 0, frame: 0, dirty: false }; n] }
+        Links {
+            n: crate::mem::filled(n, Node { key: 0, prev: NIL, next: NIL, aux: 0, frame: 0, dirty: false }),
+        }
     }
 
     /// Hint the CPU to fetch node `i`.
@@ -76,6 +86,29 @@ impl Links {
                 self.prefetch(t.prev);
             }
             bucket(t.key);
+        }
+    }
+
+    /// Hint the CPU to fetch what the next evictions from the LRU end of `l` will touch: `f`
+    /// is called on each of the `depth` nodes (index, node) nearest the LRU end (to prefetch, say, their
+    /// hash buckets), and the node after them is prefetched. Called after every eviction,
+    /// the nodes walked were prefetched by earlier calls, so the walk itself rarely stalls.
+    #[inline]
+    pub fn prefetch_lru_end(&self, l: &List, depth: usize, f: impl Fn(u32, &Node)) {
+        if self.n.len() < EVICT_PREFETCH_MIN_NODES {
+            return;
+        }
+        let mut i = l.tail;
+        for _ in 0..depth {
+            if i == NIL {
+                return;
+            }
+            let n = &self.n[i as usize];
+            f(i, n);
+            i = n.prev;
+        }
+        if i != NIL {
+            self.prefetch(i);
         }
     }
 

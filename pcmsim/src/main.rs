@@ -29,9 +29,10 @@ commands:
   convert  IN OUT: binary <-> CSV (OUT format by extension: .csv is CSV, anything else binary)
   info     TRACE: records, foreground share, writes, footprint, duration (JSON)
   presets  print the built-in models as a model file (TOML); --time-model/--energy-model pick
-  bench    requests/s per policy: [--requests 10000000] [--policies lru,fgbg,...] [--mem 0.3]
-           [--dram-share 0.05] [--gen-set k=v]... (default workload: trace2 shape, 16 apps x
-           65536 pages) [--gen trace1|trace2 for a preset] [--trace FILE: stream a file instead]
+  bench    requests/s and peak RSS per policy: [--requests 10000000] [--policies lru,fgbg,...]
+           [--mem 0.3[,...]] | [--mem-pages N[,...]] [--dram-share 0.05] [--gen-set k=v]...
+           (default workload: trace2 shape, 16 apps x 65536 pages) [--gen trace1|trace2 for a
+           preset] [--stream: no packed trace buffer] [--trace FILE: read a file instead]
 
 generator keys (--gen-set): requests seed apps fg_pages pages shared_pages shared_share zipf
   fg_share switch_every write_pages write_prob rate
@@ -245,11 +246,20 @@ fn cmd_presets(argv: &[String]) -> Result<(), String> {
 }
 
 fn cmd_bench(argv: &[String]) -> Result<(), String> {
-    let a =
-        Args::parse(argv, &["requests", "policies", "mem", "dram-share", "trace", "gen", "gen-set"], &[])?;
+    let a = Args::parse(
+        argv,
+        &["requests", "policies", "mem", "mem-pages", "dram-share", "trace", "gen", "gen-set"],
+        &["stream"],
+    )?;
     let source = match a.one("trace") {
         Some(t) => Source::File(PathBuf::from(t)),
-        None if a.has("gen") => Source::Gen(gen_params(&a)?),
+        None if a.has("gen") => {
+            let mut g = gen_params(&a)?;
+            if let Some(r) = a.one("requests") {
+                g.requests = r.parse().map_err(|_| format!("--requests: bad value '{r}'"))?;
+            }
+            Source::Gen(g)
+        }
         None => {
             let mut g = bench::default_gen(a.parse_or("requests", 10_000_000u64)?);
             for kv in a.all("gen-set") {
@@ -260,16 +270,25 @@ fn cmd_bench(argv: &[String]) -> Result<(), String> {
             Source::Gen(g)
         }
     };
+    let mut mems: Vec<MemSpec> = Vec::new();
+    for s in a.list("mem-pages", "") {
+        mems.push(MemSpec::Pages(s.parse().map_err(|_| format!("--mem-pages: bad '{s}'"))?));
+    }
+    if a.has("mem") || mems.is_empty() {
+        mems.extend(a.f64_list("mem", "0.3")?.into_iter().map(MemSpec::Frac));
+    }
     let spec = BenchSpec {
         source,
         policies: a.list("policies", &POLICY_NAMES.join(",")),
-        mem_frac: a.parse_or("mem", 0.3)?,
+        mems,
         dram_share: a.parse_or("dram-share", 0.05)?,
+        stream: a.has("stream"),
     };
-    println!("policy,requests,requests_per_wall_s,requests_per_cpu_s");
+    println!("policy,frames,requests,requests_per_wall_s,requests_per_cpu_s,peak_rss_kib");
     for r in bench::run(&spec)? {
         let cpu = r.cpu_per_s.map_or(String::new(), |c| format!("{c:.0}"));
-        println!("{},{},{:.0},{cpu}", r.policy, r.requests, r.wall_per_s);
+        let rss = r.peak_rss_kib.map_or(String::new(), |k| k.to_string());
+        println!("{},{},{},{:.0},{cpu},{rss}", r.policy, r.frames, r.requests, r.wall_per_s);
     }
     Ok(())
 }

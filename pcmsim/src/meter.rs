@@ -58,7 +58,7 @@ impl Meter {
     pub fn new(dram_frames: usize, pcm_frames: usize) -> Meter {
         Meter {
             class: [ClassCounts::default(), ClassCounts::default()],
-            pcm_wear: vec![0; pcm_frames],
+            pcm_wear: crate::mem::filled(pcm_frames, 0),
             first_pcm: dram_frames as u32,
             cur: FG,
         }
@@ -89,6 +89,16 @@ impl Meter {
         } else {
             self.op(Op::PcmWrite);
             self.pcm_wear[(frame - self.first_pcm) as usize] += 1;
+        }
+    }
+
+    /// Hint the CPU to fetch the wear counter of `frame` (if it is a PCM frame).
+    #[inline]
+    pub fn prefetch_wear(&self, frame: u32) {
+        if frame >= self.first_pcm {
+            crate::pagemap::prefetch_ptr(
+                self.pcm_wear.as_ptr().wrapping_add((frame - self.first_pcm) as usize),
+            );
         }
     }
 

@@ -38,7 +38,7 @@ impl PageMap {
     /// A map that holds `entries` keys without growing.
     pub fn with_capacity(entries: usize) -> PageMap {
         let cap = (entries.max(4) * 2).next_power_of_two();
-        PageMap { b: vec![EMPTY; cap], shift: 64 - cap.trailing_zeros(), mask: cap - 1, len: 0 }
+        PageMap { b: crate::mem::filled(cap, EMPTY), shift: 64 - cap.trailing_zeros(), mask: cap - 1, len: 0 }
     }
 
     pub fn len(&self) -> usize {

@@ -6,7 +6,7 @@ use crate::gen::{GenParams, Generator};
 use crate::pagemap::PageMap;
 use crate::policy::PolicyParams;
 use crate::request::{Record, Request};
-use crate::sim::{point_json, split, MemSpec, Point, TraceStats, BLOCK};
+use crate::sim::{point_json, split, MemSpec, Point, TraceStats, BLOCK, PREFETCH_AHEAD};
 use crate::trace::intern::Interner;
 use crate::trace::{self, TraceError, TraceInfo};
 use std::io::Write;
@@ -41,12 +41,42 @@ impl Source {
 
     /// Stream the trace as interned requests.
     pub fn for_each(&self, mut f: impl FnMut(&Request)) -> Result<TraceInfo, String> {
-        let (info, it) = self.records().map_err(|e| e.to_string())?;
         let mut interner = Interner::new();
-        for (i, r) in it.enumerate() {
-            let rec = r.map_err(|e| e.to_string())?;
-            let req = interner.request(&rec).map_err(|e| format!("record {}: {e}", i + 1))?;
-            f(&req);
+        let mut n = 0u64;
+        let mut each = |rec: &Record| -> Result<(), String> {
+            n += 1;
+            f(&interner.request(rec).map_err(|e| format!("record {n}: {e}"))?);
+            Ok(())
+        };
+        match self {
+            Source::File(p) => trace::for_each_record(p, each),
+            Source::Gen(g) => {
+                for rec in Generator::new(g.clone())? {
+                    each(&rec)?;
+                }
+                Ok(TraceInfo { time_ns: true, ..TraceInfo::default() })
+            }
+        }
+    }
+
+    /// Stream the trace as interned requests in blocks of [`BLOCK`] (the last one shorter).
+    /// `each` sees every request as it is read, `block` every full block.
+    pub fn for_each_block(
+        &self,
+        mut each: impl FnMut(&Request),
+        mut block: impl FnMut(&[Request]),
+    ) -> Result<TraceInfo, String> {
+        let mut buf: Vec<Request> = Vec::with_capacity(BLOCK);
+        let info = self.for_each(|r| {
+            each(r);
+            buf.push(*r);
+            if buf.len() == BLOCK {
+                block(&buf);
+                buf.clear();
+            }
+        })?;
+        if !buf.is_empty() {
+            block(&buf);
         }
         Ok(info)
     }
@@ -55,9 +85,17 @@ impl Source {
 /// Count distinct pages (memory ~ footprint, not trace length).
 pub fn footprint(src: &Source) -> Result<u64, String> {
     let mut seen = PageMap::with_capacity(1 << 16);
-    src.for_each(|r| {
-        seen.insert(r.key, 0);
-    })?;
+    src.for_each_block(
+        |_| {},
+        |block| {
+            for (i, r) in block.iter().enumerate() {
+                if let Some(next) = block.get(i + PREFETCH_AHEAD) {
+                    seen.prefetch(next.key);
+                }
+                seen.insert(r.key, 0);
+            }
+        },
+    )?;
     Ok(seen.len() as u64)
 }
 
@@ -99,20 +137,14 @@ pub fn run(spec: &SweepSpec, src: &Source, out: &mut dyn Write) -> Result<(), St
         }
     }
     let mut stats = TraceStats { footprint: Some(fp), ..TraceStats::default() };
-    let mut block: Vec<Request> = Vec::with_capacity(BLOCK);
-    let info = src.for_each(|r| {
-        stats.add(r);
-        block.push(*r);
-        if block.len() == BLOCK {
+    let info = src.for_each_block(
+        |r| stats.add(r),
+        |block| {
             for p in points.iter_mut() {
-                p.run_block(&block);
+                p.run_block(block);
             }
-            block.clear();
-        }
-    })?;
-    for p in points.iter_mut() {
-        p.run_block(&block);
-    }
+        },
+    )?;
     stats.time_ns = info.time_ns;
     let label = src.label();
     for p in &points {

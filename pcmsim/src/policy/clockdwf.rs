@@ -53,7 +53,7 @@ impl ClockDwf {
             frames: n as u32,
             max_freq,
             map: PageMap::with_capacity(n),
-            fr: vec![Frame::default(); n],
+            fr: crate::mem::filled(n, Frame::default()),
             dram_hand: 0,
             pcm_hand: g.dram as u32,
             dram_free: g.device_free_stack(Dev::Dram),

@@ -17,7 +17,7 @@
 
 use super::frames::Geometry;
 use super::Policy;
-use crate::lru_list::{Links, List};
+use crate::lru_list::{Links, List, EVICT_AHEAD};
 use crate::meter::{Dev, Meter};
 use crate::pagemap::PageMap;
 
@@ -75,6 +75,10 @@ impl FgBg {
         m.evict(Dev::Pcm, n.dirty);
         self.pcm_free.push(n.frame);
         self.free_nodes.push(v);
+        self.links.prefetch_lru_end(&self.pcm_list, EVICT_AHEAD, |_, n| {
+            self.map.prefetch(n.key);
+            m.prefetch_wear(n.frame);
+        });
     }
 
     /// Move the DRAM victim to PCM MRU (a PCM frame must be free); its DRAM frame becomes free.
@@ -87,6 +91,7 @@ impl FgBg {
         node.frame = p;
         self.links.push_front(&mut self.pcm_list, v);
         m.migrate(Dev::Dram, Dev::Pcm, p);
+        self.links.prefetch_lru_end(&self.dram_list, EVICT_AHEAD, |_, _| {});
     }
 
     /// A free DRAM frame, demoting (and evicting from PCM) as the miss path does.

@@ -6,7 +6,7 @@
 
 use super::frames::{dev_of, Geometry};
 use super::Policy;
-use crate::lru_list::{Links, List};
+use crate::lru_list::{Links, List, EVICT_AHEAD};
 use crate::meter::Meter;
 use crate::pagemap::PageMap;
 
@@ -55,6 +55,10 @@ impl Policy for Lru {
                         let (k, d) = (node.key, node.dirty);
                         self.map.remove(k);
                         m.evict(dev_of(v, self.dram), d);
+                        self.links.prefetch_lru_end(&self.list, EVICT_AHEAD, |i, n| {
+                            self.map.prefetch(n.key);
+                            m.prefetch_wear(i);
+                        });
                         v
                     }
                 };

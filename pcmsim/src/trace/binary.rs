@@ -64,20 +64,28 @@ pub fn encode_record(r: &Record) -> [u8; RECORD_BYTES] {
     b
 }
 
+#[inline]
 fn u16_at(b: &[u8], o: usize) -> u16 {
     u16::from_le_bytes([b[o], b[o + 1]])
 }
+#[inline]
 fn u32_at(b: &[u8], o: usize) -> u32 {
     u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"))
 }
+#[inline]
 fn u64_at(b: &[u8], o: usize) -> u64 {
     u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"))
 }
 
 /// Decode one record; `n` is its 1-based number for errors.
+#[inline]
 pub fn decode_record(b: &[u8], n: u64) -> Result<Record, TraceError> {
-    let state = ProcState::from_code(b[34])
-        .ok_or_else(|| TraceError::at_record(n, format!("invalid state code {} (0..4)", b[34])))?;
+    // One length check up front; the field reads below are then at constant offsets.
+    let b: &[u8; RECORD_BYTES] = b[..RECORD_BYTES].try_into().expect("a whole record");
+    let state = match ProcState::from_code(b[34]) {
+        Some(s) => s,
+        None => return Err(TraceError::at_record(n, format!("invalid state code {} (0..4)", b[34]))),
+    };
     let write = match b[35] {
         0 => false,
         1 => true,
@@ -91,6 +99,24 @@ pub fn decode_record(b: &[u8], n: u64) -> Result<Record, TraceError> {
         state,
         write,
     })
+}
+
+/// Records read per `read` call by [`Reader::read_all`].
+pub const CHUNK_RECORDS: usize = 4096;
+
+/// Read into `buf` until it is full or the input ends: the bytes read and the error that
+/// stopped it early, if any.
+fn fill(r: &mut impl Read, buf: &mut [u8]) -> (usize, Option<std::io::Error>) {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return (got, Some(e)),
+        }
+    }
+    (got, None)
 }
 
 pub struct Reader<R: Read> {
@@ -140,6 +166,42 @@ impl<R: Read> Reader<R> {
 
     pub fn info(&self) -> TraceInfo {
         self.info
+    }
+
+    /// Bulk read: `CHUNK_RECORDS` records per `read` call into one buffer, each decoded in
+    /// place and handed to `f`. The same records, checks and error texts as the iterator, but
+    /// stops at the first error (of the trace or of `f`). Give it the file itself, not a
+    /// `BufReader`: the chunk is the buffer.
+    pub fn read_all(&mut self, mut f: impl FnMut(&Record) -> Result<(), String>) -> Result<(), String> {
+        let rb = self.record_bytes;
+        let mut buf = vec![0u8; CHUNK_RECORDS * rb];
+        while !self.done {
+            let (got, err) = fill(&mut self.r, &mut buf);
+            let whole = got / rb;
+            for b in buf[..whole * rb].chunks_exact(rb) {
+                self.n += 1;
+                f(&decode_record(b, self.n).map_err(|e| e.to_string())?)?;
+            }
+            let n = self.n + 1;
+            if let Some(e) = err {
+                self.done = true;
+                return Err(TraceError::at_record(n, format!("read error: {e}")).to_string());
+            }
+            if got < buf.len() {
+                self.done = true;
+                let rest = got - whole * rb;
+                if rest > 0 {
+                    let msg = format!("truncated record ({rest} of {rb} bytes)");
+                    return Err(TraceError::at_record(n, msg).to_string());
+                }
+                if let Some(c) = self.info.records {
+                    if c != self.n {
+                        return Err(format!("header says {c} records, file has {}", self.n));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -85,6 +85,32 @@ pub fn open(path: &Path) -> Result<(TraceInfo, RecordIter), TraceError> {
     }
 }
 
+/// Stream a trace file's records to `f`, stopping at the first error (of the trace or of
+/// `f`). Binary traces are decoded in bulk ([`binary::Reader::read_all`]); CSV goes through
+/// its iterator. Errors read like the iterators' (`record 17: ...`).
+pub fn for_each_record(
+    path: &Path,
+    mut f: impl FnMut(&Record) -> Result<(), String>,
+) -> Result<TraceInfo, String> {
+    let mut file = File::open(path)
+        .map_err(|e| TraceError::new(format!("cannot open {}: {e}", path.display())).to_string())?;
+    let mut head = [0u8; 8];
+    let n = read_up_to(&mut file, &mut head)
+        .map_err(|e| TraceError::new(format!("cannot read {}: {e}", path.display())).to_string())?;
+    if n == 8 && head == binary::MAGIC {
+        let file = File::open(path)
+            .map_err(|e| TraceError::new(format!("cannot open {}: {e}", path.display())).to_string())?;
+        let mut rd = binary::Reader::new(file).map_err(|e| e.to_string())?;
+        rd.read_all(f)?;
+        return Ok(rd.info());
+    }
+    let (info, it) = open(path).map_err(|e| e.to_string())?;
+    for r in it {
+        f(&r.map_err(|e| e.to_string())?)?;
+    }
+    Ok(info)
+}
+
 fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
