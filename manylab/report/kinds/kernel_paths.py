@@ -26,6 +26,7 @@ HOT_LINE = "hotline.roi.coh.msgs"
 ROI_MSGS = "stats.roi.coh.msgs"
 KIND_PREFIX = "stats.roi.coh.msgs."
 COMPARED = (LOCK_WAIT, PATH_MSGS, HOT_LINE, ROI_MSGS)
+LINESTYLES = ("-", "--", ":", "-.")  # after matplotlib's ten colours, the next style
 
 CLAIMS = {
     "finerlru": ("FinerLRU (digest sections 1-2): a larger factor cuts lock-wait work and "
@@ -111,11 +112,12 @@ def ratio_figure(rows: list[Record], lay: Layout, base: tuple[str, str], metrics
     fig, axes = plots.subplots(len(metrics))
     where = x_positions(rows, lay)
     for ax, metric in zip(axes, metrics, strict=True):
-        for combo, members in group(rows, series).items():
+        for index, (combo, members) in enumerate(group(rows, series).items()):
             points = sorted((where[r[lay.x]], float(r[f"{metric}.ratio"])) for r in members
                             if r.get(lay.x) in where and r.get(f"{metric}.ratio"))
             if points:
                 ax.plot([p[0] for p in points], [p[1] for p in points], marker="o",
+                        linestyle=LINESTYLES[index // 10 % len(LINESTYLES)],
                         label=series_label(series, combo))
         if not lay.numeric_x:
             ax.set_xticks(list(where.values()), [str(v) for v in where], rotation=30,
