@@ -70,6 +70,7 @@ def sections(ctx: Context) -> list[Section]:
             figures.append(gain_figure(rows, lay, ctx.out_dir, label, base))
             top = max(r[lay.x] for r in rows)
             keys = setting_keys(lay.series, base)
+            keys += [k for k in lay.series if k not in keys]
             at_top = aggregate([r for r in rows if r[lay.x] == top], keys, "gain_pct")
             paragraphs.append(
                 f"{label}: gain over {base[0]}={base[1]} at {lay.x}={top}: " + "; ".join(
