@@ -7,6 +7,8 @@ const EMPTY: u64 = u64::MAX;
 
 pub struct SetAssoc {
     sets: u64,
+    /// `sets - 1` when `sets` is a power of two (every preset), else 0 and `%` is used.
+    set_mask: u64,
     ways: usize,
     tags: Vec<u64>,
     state: Vec<u8>,
@@ -25,6 +27,7 @@ impl SetAssoc {
         let slots = sets as usize * ways;
         SetAssoc {
             sets,
+            set_mask: if sets.is_power_of_two() { sets - 1 } else { 0 },
             ways,
             tags: vec![EMPTY; slots],
             state: vec![0; slots],
@@ -35,20 +38,26 @@ impl SetAssoc {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn first_slot(&self, line: u64) -> usize {
-        let set = if self.sets.is_power_of_two() { line & (self.sets - 1) } else { line % self.sets };
+        let set = if self.set_mask != 0 || self.sets == 1 { line & self.set_mask } else { line % self.sets };
         set as usize * self.ways
     }
 
     /// The slot holding `line`, if present.
-    #[inline]
+    #[inline(always)]
     pub fn find(&self, line: u64) -> Option<usize> {
         let base = self.first_slot(line);
-        self.tags[base..base + self.ways].iter().position(|&t| t == line).map(|w| base + w)
+        let set = &self.tags[base..base + self.ways];
+        for (w, &t) in set.iter().enumerate() {
+            if t == line {
+                return Some(base + w);
+            }
+        }
+        None
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn touch(&mut self, slot: usize) {
         self.clock += 1;
         self.last_use[slot] = self.clock;
@@ -91,7 +100,7 @@ impl SetAssoc {
         self.tags[slot]
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn state(&self, slot: usize) -> u8 {
         self.state[slot]
     }

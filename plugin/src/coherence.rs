@@ -43,15 +43,24 @@ pub struct Machine {
     current_line: u64,
     /// Lines whose state changed during this access (for the checker).
     touched: Vec<u64>,
-    /// Per core, the line of its previous access (`NO_LINE` once that copy changed) and
-    /// whether the copy is M. Repeating an access to that line is an exact L1D hit with no
-    /// LRU change (the line is already most recent in its set), so it takes a short path.
-    last_line: Vec<u64>,
-    last_dirty: Vec<bool>,
+    /// Per core and L1D set, the set's most recently used line as `line << 1 | dirty`
+    /// (`NO_MRU` once that copy changed). An access to it is an exact L1D hit with no LRU
+    /// change (touching the most recent way keeps the set's order), so it takes a short path
+    /// that reads one word: no tag scan, no LRU stamp.
+    mru: Vec<u64>,
+    l1_sets: usize,
+    /// `l1_sets - 1` if a power of two, else 0 (then `%`).
+    l1_set_mask: u64,
     pub repeat_filter: bool,
+    /// Per line, the sharing messages and invalidations of the line access being modelled;
+    /// added to the hot-line maps once per line access instead of once per message.
+    hot_pending: Vec<(u64, u64, u64)>,
+    /// Coherence messages and invalidations of the access, added to its function once.
+    func_msgs: u64,
+    func_invalidations: u64,
 }
 
-const NO_LINE: u64 = u64::MAX;
+const NO_MRU: u64 = u64::MAX;
 
 fn miss_counters(kind: MissKind, l1: bool) -> Ctr {
     match (kind, l1) {
@@ -82,6 +91,7 @@ impl Machine {
         let l1 = (0..topo.n_cores).map(|_| SetAssoc::new(&params.l1d)).collect();
         let l2 = (0..topo.tile_pos.len()).map(|_| SetAssoc::new(&params.l2)).collect();
         let data_flits = 1 + LINE_BYTES.div_ceil(params.flit_bytes as u64);
+        let l1_sets = params.l1d.sets() as usize;
         Machine {
             params,
             topo,
@@ -96,14 +106,18 @@ impl Machine {
             vaddr_line: 0,
             current_line: u64::MAX,
             touched: Vec::with_capacity(16),
-            last_line: vec![NO_LINE; n_cores],
-            last_dirty: vec![false; n_cores],
+            mru: vec![NO_MRU; n_cores * l1_sets],
+            l1_sets,
+            l1_set_mask: if l1_sets.is_power_of_two() { l1_sets as u64 - 1 } else { 0 },
             repeat_filter: true,
+            hot_pending: Vec::with_capacity(8),
+            func_msgs: 0,
+            func_invalidations: 0,
         }
     }
 
     /// One guest memory access of `size` bytes at guest-physical `paddr`.
-    #[inline]
+    #[inline(always)]
     pub fn access(&mut self, vcpu: usize, paddr: u64, vaddr: u64, size: u32, store: bool, func: u32) {
         let core = match self.topo.vcpu_core.get(vcpu) {
             Some(&core) => core as usize,
@@ -111,12 +125,32 @@ impl Machine {
         };
         let first = paddr >> LINE_SHIFT;
         let last = (paddr + size.max(1) as u64 - 1) >> LINE_SHIFT;
-        if first == last && self.last_line[core] == first && (!store || self.last_dirty[core]) && self.repeat_filter {
-            self.stats.hot[if store { HOT_STORES } else { HOT_LOADS }] += 1;
-            self.stats.hot[HOT_L1D_HITS] += 1;
-            return;
-        }
         self.stats.hot[if store { HOT_STORES } else { HOT_LOADS }] += 1;
+        if first == last && !self.checker {
+            let m = self.mru_index(core, first);
+            let mru = self.mru[m];
+            if mru >> 1 == first && (!store || mru & 1 != 0) && self.repeat_filter {
+                // Exact L1D hit on the most recent line of its set: nothing changes.
+                self.stats.hot[HOT_L1D_HITS] += 1;
+                return;
+            }
+            // L1D hit that needs no permission change: LRU update only, no directory state.
+            let l1 = &mut self.l1[core];
+            if let Some(s1) = l1.find(first) {
+                let state = l1.state(s1);
+                if !store || state == L1_M {
+                    l1.touch(s1);
+                    self.stats.hot[HOT_L1D_HITS] += 1;
+                    self.mru[m] = first << 1 | (state == L1_M) as u64;
+                    return;
+                }
+            }
+        }
+        self.access_slow(core, first, last, vaddr, store, func);
+    }
+
+    #[inline(never)]
+    fn access_slow(&mut self, core: usize, first: u64, last: u64, vaddr: u64, store: bool, func: u32) {
         self.func = func;
         for line in first..=last {
             self.current_line = line;
@@ -125,10 +159,10 @@ impl Machine {
                 self.touched.clear();
                 self.touched.push(line);
             }
-            self.access_line(core, line, store);
-            let s1 = self.l1[core].find(line).expect("accessed line is in the L1D");
-            self.last_line[core] = line;
-            self.last_dirty[core] = self.l1[core].state(s1) == L1_M;
+            let s1 = self.access_line(core, line, store);
+            self.flush_pending();
+            let m = self.mru_index(core, line);
+            self.mru[m] = line << 1 | (self.l1[core].state(s1) == L1_M) as u64;
             if self.checker {
                 for i in 0..self.touched.len() {
                     let touched = self.touched[i];
@@ -143,21 +177,22 @@ impl Machine {
         }
     }
 
-    fn access_line(&mut self, core: usize, line: u64, store: bool) {
+    /// Models one line of an access; returns the core's L1D slot now holding the line.
+    fn access_line(&mut self, core: usize, line: u64, store: bool) -> usize {
         let tile = self.topo.core_tile(core);
         if let Some(s1) = self.l1[core].find(line) {
             self.l1[core].touch(s1);
             let state = self.l1[core].state(s1);
             if !store || state == L1_M {
                 self.stats.hot[HOT_L1D_HITS] += 1;
-                return;
+                return s1;
             }
             if state == L1_E {
                 self.stats.hot[HOT_L1D_HITS] += 1;
                 self.l1[core].set_state(s1, L1_M);
                 let s2 = self.l2_slot(tile, line);
                 self.l2[tile].set_state(s2, T_M);
-                return;
+                return s1;
             }
             self.stats.add(Ctr::L1dUpgrades, 1);
             let d = self.l2[tile].word(self.l2_slot(tile, line)) as usize;
@@ -165,7 +200,7 @@ impl Machine {
             self.make_writable(core, line, &mut e);
             self.dir.entries[d] = e;
             self.l1[core].set_state(s1, L1_M);
-            return;
+            return s1;
         }
 
         self.stats.add(Ctr::L1dMisses, 1);
@@ -200,8 +235,9 @@ impl Machine {
         } else {
             self.share_in_tile(core, line)
         };
-        self.l1_fill(core, line, l1_state, &mut e);
+        let s1 = self.l1_fill(core, line, l1_state, &mut e);
         self.dir.entries[d] = e;
+        s1
     }
 
     #[inline]
@@ -212,11 +248,22 @@ impl Machine {
         }
     }
 
-    /// Drops `core`'s repeat shortcut if it points at `line` (whose copy is changing).
+    #[inline(always)]
+    fn mru_index(&self, core: usize, line: u64) -> usize {
+        let set = if self.l1_set_mask != 0 || self.l1_sets == 1 {
+            line & self.l1_set_mask
+        } else {
+            line % self.l1_sets as u64
+        };
+        core * self.l1_sets + set as usize
+    }
+
+    /// Drops `core`'s shortcut for `line` (whose copy is changing or leaving).
     #[inline]
     fn forget(&mut self, core: usize, line: u64) {
-        if self.last_line[core] == line {
-            self.last_line[core] = NO_LINE;
+        let m = self.mru_index(core, line);
+        if self.mru[m] >> 1 == line {
+            self.mru[m] = NO_MRU;
         }
     }
 
@@ -275,7 +322,7 @@ impl Machine {
         }
     }
 
-    fn l1_fill(&mut self, core: usize, line: u64, state: u8, e: &mut DirEntry) {
+    fn l1_fill(&mut self, core: usize, line: u64, state: u8, e: &mut DirEntry) -> usize {
         let tile = self.topo.core_tile(core);
         let me = 1u8 << self.local(core);
         let (slot, victim) = self.l1[core].victim(line);
@@ -297,6 +344,7 @@ impl Machine {
         self.l2[tile].set_aux(s2, aux);
         e.l1_seen |= bit(core);
         e.l1_lost_to_coherence &= !bit(core);
+        slot
     }
 
     fn l2_fill(&mut self, tile: usize, line: u64, store: bool, e: &mut DirEntry, dir_slot: u32) {
@@ -330,11 +378,42 @@ impl Machine {
     fn send(&mut self, m: Msg, from: Pos, to: Pos, line: u64) {
         let flits = if m.carries_data() { self.data_flits } else { 1 };
         self.stats.msg(m, flits, hops(from, to));
-        self.stats.add_func(self.func, FuncCtr::CohMsgs);
+        self.func_msgs += 1;
         if m.is_sharing() {
-            let vaddr = if line == self.current_line { self.vaddr_line } else { 0 };
-            self.stats.hot_line(line, vaddr, 1, 0);
+            self.hot(line).1 += 1;
         }
+    }
+
+    /// The pending hot-line counts of `line` (few lines per access: a linear search).
+    #[inline]
+    fn hot(&mut self, line: u64) -> &mut (u64, u64, u64) {
+        let i = match self.hot_pending.iter().position(|h| h.0 == line) {
+            Some(i) => i,
+            None => {
+                self.hot_pending.push((line, 0, 0));
+                self.hot_pending.len() - 1
+            }
+        };
+        &mut self.hot_pending[i]
+    }
+
+    /// Adds the batched per-function and hot-line counts of the line access just modelled.
+    /// Only sharing messages about the accessed line record its virtual address, as before.
+    fn flush_pending(&mut self) {
+        if self.func_msgs > 0 {
+            self.stats.add_func_n(self.func, FuncCtr::CohMsgs, self.func_msgs);
+            self.func_msgs = 0;
+        }
+        if self.func_invalidations > 0 {
+            self.stats.add_func_n(self.func, FuncCtr::Invalidations, self.func_invalidations);
+            self.func_invalidations = 0;
+        }
+        for i in 0..self.hot_pending.len() {
+            let (line, msgs, invalidations) = self.hot_pending[i];
+            let vaddr = if line == self.current_line && msgs > 0 { self.vaddr_line } else { 0 };
+            self.stats.hot_line(line, vaddr, msgs, invalidations);
+        }
+        self.hot_pending.clear();
     }
 
     fn memory_read(&mut self, line: u64, home: Pos, mc: Pos, requester: Pos) {
@@ -350,8 +429,8 @@ impl Machine {
 
     fn count_invalidation(&mut self, line: u64) {
         self.stats.add(Ctr::CohInvalidations, 1);
-        self.stats.add_func(self.func, FuncCtr::Invalidations);
-        self.stats.hot_line(line, 0, 0, 1);
+        self.func_invalidations += 1;
+        self.hot(line).2 += 1;
     }
 
     /// Removes the line from tile `x` (its L2 and L1Ds) because of coherence.

@@ -93,11 +93,21 @@ impl Hasher for LineHasher {
 
 pub type LineMap<V> = HashMap<u64, V, BuildHasherDefault<LineHasher>>;
 
-/// Entries live in a slab; a hash map finds a line's slot. The L2 keeps the slot of every
-/// line it holds, so only L2 misses pay for a hash lookup.
+/// Lines per chunk of the direct-indexed slot table (256 KiB of guest-physical memory).
+const CHUNK_SHIFT: u32 = 12;
+const CHUNK_LINES: usize = 1 << CHUNK_SHIFT;
+/// Lines below this (guest-physical addresses below 256 GiB) use the direct table; any line
+/// above it falls back to a hash map.
+const DIRECT_LINES: u64 = 1 << 32;
+
+/// Entries live in a slab; a line's slot is found in a two-level direct-indexed table
+/// (chunks of 4096 lines, 16 KiB, allocated zeroed on first use, so untouched guest memory costs
+/// nothing), which stores slot + 1 (0 = no entry yet). The L2 keeps the slot of every line it
+/// holds, so only L2 misses look here at all.
 #[derive(Default)]
 pub struct Directory {
-    slot_of: LineMap<u32>,
+    chunks: Vec<Option<Box<[u32]>>>,
+    far: LineMap<u32>,
     pub entries: Vec<DirEntry>,
     lines: Vec<u64>,
 }
@@ -107,20 +117,37 @@ impl Directory {
     #[inline]
     pub fn slot(&mut self, line: u64) -> usize {
         let next = self.entries.len() as u32;
-        let slot = *self.slot_of.entry(line).or_insert(next);
-        if slot == next {
+        let cell = if line < DIRECT_LINES {
+            let c = (line >> CHUNK_SHIFT) as usize;
+            if c >= self.chunks.len() {
+                self.chunks.resize_with(c + 1, || None);
+            }
+            let chunk = self.chunks[c].get_or_insert_with(|| vec![0u32; CHUNK_LINES].into_boxed_slice());
+            &mut chunk[line as usize & (CHUNK_LINES - 1)]
+        } else {
+            self.far.entry(line).or_insert(0)
+        };
+        if *cell == 0 {
+            *cell = next + 1;
             self.entries.push(DirEntry::default());
             self.lines.push(line);
+            return next as usize;
         }
-        slot as usize
+        (*cell - 1) as usize
     }
 
     pub fn find(&self, line: u64) -> Option<usize> {
-        self.slot_of.get(&line).map(|&s| s as usize)
+        let cell = if line < DIRECT_LINES {
+            let chunk = self.chunks.get((line >> CHUNK_SHIFT) as usize)?.as_ref()?;
+            chunk[line as usize & (CHUNK_LINES - 1)]
+        } else {
+            *self.far.get(&line)?
+        };
+        cell.checked_sub(1).map(|s| s as usize)
     }
 
     pub fn get(&self, line: u64) -> Option<&DirEntry> {
-        self.slot_of.get(&line).map(|&s| &self.entries[s as usize])
+        self.find(line).map(|s| &self.entries[s])
     }
 
     pub fn len(&self) -> usize {
@@ -133,5 +160,26 @@ impl Directory {
 
     pub fn lines(&self) -> impl Iterator<Item = u64> + '_ {
         self.lines.iter().copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_stable_near_and_far() {
+        let mut d = Directory::default();
+        let lines = [0u64, 1, CHUNK_LINES as u64, 5 << 30, DIRECT_LINES - 1, DIRECT_LINES, u64::MAX >> 6];
+        for (i, &l) in lines.iter().enumerate() {
+            assert_eq!(d.find(l), None);
+            assert_eq!(d.slot(l), i);
+        }
+        for (i, &l) in lines.iter().enumerate() {
+            assert_eq!(d.slot(l), i);
+            assert_eq!(d.find(l), Some(i));
+        }
+        assert_eq!(d.len(), lines.len());
+        assert_eq!(d.find(2), None);
     }
 }

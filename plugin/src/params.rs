@@ -10,7 +10,7 @@ pub const MAX_TILES: usize = 128;
 pub const MAX_CORES: usize = 128;
 pub const MAX_CORES_PER_TILE: u32 = 8;
 
-pub const PRESETS: &[&str] = &["knl-64", "knl-256", "altra-80", "icelake-32", "tiny-4"];
+pub const PRESETS: &[&str] = &["knl-64", "knl-256", "altra-80", "icelake-32", "epyc2-64", "tiny-4"];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cluster {
@@ -169,6 +169,34 @@ fn knl(name: &str) -> Params {
     }
 }
 
+/// The presets. Sources of every value (public figures; README.md repeats them per preset):
+///
+/// - `knl-64`, `knl-256` (Xeon Phi 7210): Sodani et al., "Knights Landing: Second-Generation
+///   Intel Xeon Phi Product", IEEE Micro 36(2), 2016; Jeffers, Reinders, Sodani, *Intel Xeon Phi
+///   Processor High Performance Programming, Knights Landing Edition*, 2016; Intel ARK (7210).
+///   64 cores in 32 active tiles of 2 cores, 1 MiB 16-way L2 per tile, 32 KiB 8-way L1D, 4
+///   threads per core, 2D mesh with YX routing, MESIF with a distributed tag directory, quadrant
+///   mode, 2 DDR4 controllers on the left and right edges, 8 MCDRAM EDCs (two per corner).
+///   The 6x6 grid with one disabled site per quadrant is our layout (the die has 38 sites).
+/// - `altra-80` (Ampere Altra Q80-30): Ampere Altra product brief; Arm Neoverse N1 TRM. 80
+///   single-thread Neoverse N1 cores, 64 KiB 4-way L1D, 1 MiB 8-way private L2, 8 DDR4
+///   channels, CMN-600 mesh. One core per tile (the private L2 plays the per-tile level) on 8x10.
+/// - `icelake-32` (Xeon Gold 6338): Intel ARK; Intel 3rd-gen. Xeon Scalable architecture
+///   briefs. 32 cores / 64 threads, 48 KiB 12-way L1D, 1.25 MiB 20-way private L2, 4 memory
+///   controllers x 2 channels, mesh. The 40-site XCC grid as 5x8 with 8 sites disabled.
+/// - `epyc2-64` (EPYC 7702, Zen 2 "Rome"): AMD EPYC 7702 product page (64 cores / 128
+///   threads, 256 MiB L3, 8 DDR4-3200 channels); WikiChip "Zen 2" and "EPYC 7702" (CCX of 4
+///   cores sharing a 16 MiB 16-way L3, 2 CCXs per CCD, 8 CCDs, 32 KiB 8-way L1D and 512 KiB
+///   8-way private L2 per core, 2 threads per core, CCD-to-I/O-die Infinity Fabric links of 32
+///   bytes/cycle read); Naffziger et al., "AMD Chiplet Architecture for High-Performance Server
+///   and Desktop Products", ISSCC 2020 (central I/O die with all 8 memory channels, no direct
+///   CCD-to-CCD links); AMD EPYC 7002 tuning guides (NPS4 splits the socket into 4 quadrants,
+///   each with 2 CCDs and 2 memory channels). Model choices: a tile is one CCX and the
+///   per-tile shared level is its L3 (inclusive here, a mostly-exclusive victim cache on the
+///   chip); the private L2 is not modelled (the model has L1D + one shared level); the I/O
+///   die's fabric is approximated by a 4x4 grid of CCXs, one NPS4 quadrant per grid quadrant,
+///   the two CCXs of a CCD side by side, and each quadrant's 2 DDR channels on its outer edge.
+/// - `tiny-4`: a small machine for tests, no source.
 pub fn preset(name: &str) -> Result<Params, String> {
     let mut p = knl(name);
     match name {
@@ -195,6 +223,21 @@ pub fn preset(name: &str) -> Result<Params, String> {
             p.l1d = CacheGeom { size_kib: 48, ways: 12 };
             p.l2 = CacheGeom { size_kib: 1280, ways: 20 };
             p.mc_ddr = vec![(1, -1), (3, -1), (1, 8), (3, 8)];
+            p.mc_mcdram = vec![];
+        }
+        "epyc2-64" => {
+            // 4x4 CCXs: row r holds CCD 2r (columns 0-1) and CCD 2r+1 (columns 2-3); the grid
+            // quadrants are the NPS4 quadrants (2 CCDs each); DDR channels 2 per quadrant.
+            p.mesh_rows = 4;
+            p.mesh_cols = 4;
+            p.disabled_tiles = vec![];
+            p.flit_bytes = 32;
+            p.cores_per_tile = 4;
+            p.threads_per_core = 2;
+            p.cluster = Cluster::AllToAll;
+            p.l1d = CacheGeom { size_kib: 32, ways: 8 };
+            p.l2 = CacheGeom { size_kib: 16 * 1024, ways: 16 };
+            p.mc_ddr = vec![(0, -1), (1, -1), (0, 4), (1, 4), (2, -1), (3, -1), (2, 4), (3, 4)];
             p.mc_mcdram = vec![];
         }
         "tiny-4" => {
@@ -467,6 +510,27 @@ mod tests {
         assert_eq!(preset("altra-80").unwrap().n_threads(), 80);
         assert_eq!(preset("icelake-32").unwrap().n_threads(), 64);
         assert_eq!(preset("tiny-4").unwrap().n_threads(), 4);
+    }
+
+    #[test]
+    fn epyc2_64_is_16_ccx_of_4_cores_and_validates_at_128_threads() {
+        let p = preset("epyc2-64").unwrap();
+        p.validate(128).unwrap();
+        assert!(p.validate(129).unwrap_err().contains("128 hardware threads"));
+        assert_eq!((p.active_tiles().len(), p.n_cores(), p.n_threads()), (16, 64, 128));
+        // 16 MiB 16-way L3 per CCX = 16384 sets; 32 KiB 8-way L1D = 64 sets
+        assert_eq!((p.l2.sets(), p.l1d.sets()), (16384, 64));
+        assert_eq!(p.mc_ddr.len(), 8);
+        // two channels beside each quadrant (NPS4)
+        let mut per_quadrant = [0; 4];
+        for &(r, c) in &p.mc_ddr {
+            per_quadrant[p.quadrant_of((r, c.clamp(0, 3)))] += 1;
+        }
+        assert_eq!(per_quadrant, [2, 2, 2, 2]);
+        // snc4 (NPS4-like) is accepted: every quadrant has tiles
+        let mut nps4 = p.clone();
+        nps4.set("cluster", "snc4").unwrap();
+        nps4.validate(128).unwrap();
     }
 
     #[test]

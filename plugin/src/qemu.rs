@@ -105,6 +105,111 @@ struct Model {
     machine: Option<Machine>,
     count_stats: Stats,
     regions: Regions,
+    phys: PhysCache,
+}
+
+/// QEMU 7.2's `struct qemu_plugin_hwaddr` (include/qemu/plugin-memory.h): `bool is_io;
+/// bool is_store; union { struct { MemoryRegionSection *section; hwaddr offset; } io;
+/// struct { void *hostaddr; } ram; } v;`. Read directly by `PhysCache`.
+#[repr(C)]
+struct RawHwaddr {
+    is_io: bool,
+    is_store: bool,
+    hostaddr: u64,
+}
+
+const PHYS_CACHE_SLOTS: usize = 4096;
+const PAGE_MASK: u64 = 0xfff;
+
+/// Skips `qemu_plugin_hwaddr_is_io` and `qemu_plugin_hwaddr_phys_addr` (a RAM-block search
+/// under RCU) for RAM accesses: QEMU computes the physical address from the host address of
+/// the access, and RAM blocks are page-aligned and never move in these runs, so the value for
+/// one host page plus the offset in the page is the API's value for any byte of the page. A
+/// direct-mapped cache keeps the value per host page; misses ask the API. The first
+/// `VERIFY_ACCESSES` accesses are computed both ways and compared (layout check), and every
+/// fill checks the page offsets agree; any disagreement turns the cache off for the run.
+struct PhysCache {
+    pages: Box<[u64]>,
+    bases: Box<[u64]>,
+    verify_left: u64,
+    enabled: bool,
+}
+
+const VERIFY_ACCESSES: u64 = 1 << 16;
+
+impl PhysCache {
+    fn new() -> PhysCache {
+        PhysCache {
+            pages: vec![u64::MAX; PHYS_CACHE_SLOTS].into_boxed_slice(),
+            bases: vec![0; PHYS_CACHE_SLOTS].into_boxed_slice(),
+            verify_left: VERIFY_ACCESSES,
+            enabled: true,
+        }
+    }
+
+    /// The API's answer: `None` for I/O, else the physical address.
+    unsafe fn api(hw: *mut qemu_plugin_hwaddr) -> Option<u64> {
+        if unsafe { qemu_plugin_hwaddr_is_io(hw) } {
+            None
+        } else {
+            Some(unsafe { qemu_plugin_hwaddr_phys_addr(hw) })
+        }
+    }
+
+    /// # Safety
+    /// `hw` is the non-null result of `qemu_plugin_get_hwaddr` for the current access.
+    #[inline(always)]
+    unsafe fn lookup(&mut self, hw: *mut qemu_plugin_hwaddr) -> Option<u64> {
+        if !self.enabled || self.verify_left > 0 {
+            return unsafe { self.slow(hw) };
+        }
+        let raw = unsafe { &*(hw as *const RawHwaddr) };
+        if raw.is_io {
+            return None;
+        }
+        let host = raw.hostaddr;
+        let page = host >> 12;
+        let i = page as usize & (PHYS_CACHE_SLOTS - 1);
+        if self.pages[i] == page {
+            return Some(self.bases[i] + (host & PAGE_MASK));
+        }
+        unsafe { self.slow(hw) }
+    }
+
+    #[inline(never)]
+    unsafe fn slow(&mut self, hw: *mut qemu_plugin_hwaddr) -> Option<u64> {
+        let real = unsafe { Self::api(hw) };
+        if !self.enabled {
+            return real;
+        }
+        let raw = unsafe { &*(hw as *const RawHwaddr) };
+        if self.verify_left > 0 {
+            self.verify_left -= 1;
+            let cached = if raw.is_io { None } else { self.cached(raw.hostaddr) };
+            if raw.is_io != real.is_none() || cached.is_some_and(|c| Some(c) != real) {
+                self.enabled = false;
+                return real;
+            }
+        }
+        if let Some(paddr) = real {
+            let host = raw.hostaddr;
+            if (paddr ^ host) & PAGE_MASK != 0 {
+                self.enabled = false;
+                return real;
+            }
+            let page = host >> 12;
+            let i = page as usize & (PHYS_CACHE_SLOTS - 1);
+            self.pages[i] = page;
+            self.bases[i] = paddr - (host & PAGE_MASK);
+        }
+        real
+    }
+
+    fn cached(&self, host: u64) -> Option<u64> {
+        let page = host >> 12;
+        let i = page as usize & (PHYS_CACHE_SLOTS - 1);
+        (self.pages[i] == page).then(|| self.bases[i] + (host & PAGE_MASK))
+    }
 }
 
 impl Model {
@@ -126,8 +231,12 @@ struct Plugin {
     max_vcpus: usize,
     syms: Symbols,
     counters: Vec<VcpuCounters>,
-    /// Per vCPU, instructions per symbol id (user space and unknown kernel included).
+    /// Per vCPU, instructions per symbol id (user space and unknown kernel included);
+    /// multi-threaded TCG only (execution callbacks).
     func_insts: Vec<Box<[AtomicU64]>>,
+    /// Instructions per symbol id for all vCPUs, added by inline TCG ops (no callback) at the
+    /// start of each translation block; single-threaded TCG only, where nothing races.
+    func_insts_inline: Box<[AtomicU64]>,
     model: SpinLock<Model>,
     /// Translate memory callbacks now? (roi=flush: only while a region is open)
     instrument_memory: AtomicBool,
@@ -141,6 +250,20 @@ struct Plugin {
 
 static PLUGIN: OnceLock<Plugin> = OnceLock::new();
 
+/// CPU time of the whole QEMU process (all threads, user + system), in seconds.
+fn process_cpu_s() -> f64 {
+    unsafe extern "C" {
+        fn clock_gettime(clock: c_int, ts: *mut [i64; 2]) -> c_int;
+    }
+    const CLOCK_PROCESS_CPUTIME_ID: c_int = 2;
+    let mut ts = [0i64; 2];
+    // SAFETY: clock_gettime writes one struct timespec (two longs on 64-bit Linux).
+    if unsafe { clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &mut ts) } != 0 {
+        return 0.0;
+    }
+    ts[0] as f64 + ts[1] as f64 * 1e-9
+}
+
 #[inline]
 fn plugin() -> &'static Plugin {
     // SAFETY-free: callbacks are only registered after PLUGIN is set.
@@ -149,13 +272,15 @@ fn plugin() -> &'static Plugin {
 
 impl Plugin {
     fn sample(&self) -> Sample {
-        let mut s = Sample { host_s: self.started.elapsed().as_secs_f64(), ..Default::default() };
+        let mut s =
+            Sample { host_s: self.started.elapsed().as_secs_f64(), host_cpu_s: process_cpu_s(), ..Default::default() };
         for c in &self.counters {
             s.insts += c.insts.load(Relaxed);
             s.loads += c.loads.load(Relaxed);
             s.stores += c.stores.load(Relaxed);
         }
-        s.func_insts = vec![0; self.syms.n_ids()];
+        s.func_insts = self.func_insts_inline.iter().map(|n| n.load(Relaxed)).collect();
+        s.insts += s.func_insts.iter().sum::<u64>();
         for per_vcpu in &self.func_insts {
             for (sum, n) in s.func_insts.iter_mut().zip(per_vcpu.iter()) {
                 *sum += n.load(Relaxed);
@@ -228,8 +353,9 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
         max_vcpus,
         counters: (0..max_vcpus).map(|_| VcpuCounters::default()).collect(),
         func_insts: (0..max_vcpus).map(|_| (0..n_ids).map(|_| AtomicU64::new(0)).collect()).collect(),
+        func_insts_inline: (0..n_ids).map(|_| AtomicU64::new(0)).collect(),
         syms,
-        model: SpinLock::new(Model { machine, count_stats: Stats::new(n_ids), regions }),
+        model: SpinLock::new(Model { machine, count_stats: Stats::new(n_ids), regions, phys: PhysCache::new() }),
         instrument_memory: AtomicBool::new(config.roi != RoiGate::Flush),
         region_open: AtomicBool::new(false),
         reset_pending: AtomicBool::new(false),
@@ -239,6 +365,8 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
         params,
     };
     PLUGIN.set(plugin).map_err(|_| "installed twice".to_string())?;
+    #[cfg(feature = "trace")]
+    trace::open();
     register_callbacks(id);
     Ok(())
 }
@@ -272,13 +400,26 @@ unsafe extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb
         return;
     }
     let tb_func = p.syms.function_of(unsafe { qemu_plugin_tb_vaddr(tb) }) as u64;
-    unsafe {
-        qemu_plugin_register_vcpu_tb_exec_cb(
-            tb,
-            Some(on_tb_exec),
-            qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
-            ((tb_func << 16) | n as u64) as *mut c_void,
-        );
+    if p.serial_tcg {
+        // One inline add per block, no helper call: exact because one host thread runs
+        // every vCPU (API v1's inline ops are not per-vCPU).
+        unsafe {
+            qemu_plugin_register_vcpu_tb_exec_inline(
+                tb,
+                qemu_plugin_op::QEMU_PLUGIN_INLINE_ADD_U64,
+                p.func_insts_inline[tb_func as usize].as_ptr() as *mut c_void,
+                n as u64,
+            );
+        }
+    } else {
+        unsafe {
+            qemu_plugin_register_vcpu_tb_exec_cb(
+                tb,
+                Some(on_tb_exec),
+                qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
+                ((tb_func << 16) | n as u64) as *mut c_void,
+            );
+        }
     }
     let memory = p.instrument_memory.load(Relaxed);
     for i in 0..n {
@@ -361,6 +502,50 @@ unsafe extern "C" fn on_mem_full(vcpu: c_uint, info: qemu_plugin_meminfo_t, vadd
     }
 }
 
+/// Access trace for offline replay (`--features trace`): 24-byte records
+/// `kind u8 (0 load, 1 store, 2 io load, 3 io store, 4 marker), size u8, vcpu u16, func u32,
+/// paddr u64, vaddr u64`, little-endian; markers carry op in `vcpu` and arg in `size`.
+#[cfg(feature = "trace")]
+mod trace {
+    use std::io::Write;
+    pub struct Trace {
+        out: std::io::BufWriter<std::fs::File>,
+        left: u64,
+    }
+    pub static mut TRACE: Option<Trace> = None;
+    pub fn open() {
+        let Ok(path) = std::env::var("MANYLAB_TRACE_OUT") else { return };
+        let left = std::env::var("MANYLAB_TRACE_MAX").ok().and_then(|v| v.parse().ok()).unwrap_or(u64::MAX);
+        let file = std::fs::File::create(path).expect("trace file");
+        unsafe { TRACE = Some(Trace { out: std::io::BufWriter::with_capacity(1 << 20, file), left }) };
+    }
+    #[allow(static_mut_refs)]
+    pub fn record(kind: u8, size: u8, vcpu: u16, func: u32, paddr: u64, vaddr: u64) {
+        let Some(t) = (unsafe { TRACE.as_mut() }) else { return };
+        if t.left == 0 {
+            return;
+        }
+        t.left -= 1;
+        let mut rec = [0u8; 24];
+        rec[0] = kind;
+        rec[1] = size;
+        rec[2..4].copy_from_slice(&vcpu.to_le_bytes());
+        rec[4..8].copy_from_slice(&func.to_le_bytes());
+        rec[8..16].copy_from_slice(&paddr.to_le_bytes());
+        rec[16..24].copy_from_slice(&vaddr.to_le_bytes());
+        t.out.write_all(&rec).expect("trace write");
+        if t.left == 0 {
+            t.out.flush().expect("trace flush");
+        }
+    }
+    #[allow(static_mut_refs)]
+    pub fn flush() {
+        if let Some(t) = unsafe { TRACE.as_mut() } {
+            t.out.flush().expect("trace flush");
+        }
+    }
+}
+
 #[inline(always)]
 fn model_access(
     model: &mut Model,
@@ -372,13 +557,17 @@ fn model_access(
     data: *mut c_void,
 ) {
     let Some(machine) = model.machine.as_mut() else { return };
-    if hw.is_null() || unsafe { qemu_plugin_hwaddr_is_io(hw) } {
+    let ram = if hw.is_null() { None } else { unsafe { model.phys.lookup(hw) } };
+    let Some(paddr) = ram else {
+        #[cfg(feature = "trace")]
+        trace::record(2 + store as u8, 0, vcpu as u16, 0, 0, vaddr);
         machine.stats.add(Ctr::IoAccesses, 1);
         machine.stats.add(if store { Ctr::Stores } else { Ctr::Loads }, 1);
         return;
-    }
-    let paddr = unsafe { qemu_plugin_hwaddr_phys_addr(hw) };
+    };
     let size = 1u32 << unsafe { qemu_plugin_mem_size_shift(info) };
+    #[cfg(feature = "trace")]
+    trace::record(store as u8, size as u8, vcpu as u16, data as u64 as u32, paddr, vaddr);
     machine.access(vcpu as usize, paddr, vaddr, size, store, data as u64 as u32);
 }
 
@@ -391,9 +580,11 @@ unsafe extern "C" fn on_marker(_vcpu: c_uint, data: *mut c_void) {
         _ => MarkerOp::Phase,
     };
     let marker = Marker { op, arg: code as u8 };
+    #[cfg(feature = "trace")]
+    trace::record(4, marker.arg, op as u16, 0, 0, 0);
     let any_open = {
         let mut model = p.lock_model();
-        let Model { machine, count_stats, regions } = &mut *model;
+        let Model { machine, count_stats, regions, .. } = &mut *model;
         let stats = match machine {
             Some(m) => &mut m.stats,
             None => count_stats,
@@ -418,16 +609,21 @@ unsafe extern "C" fn on_reset(id: qemu_plugin_id_t) {
 }
 
 unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _data: *mut c_void) {
+    #[cfg(feature = "trace")]
+    trace::flush();
     let p = plugin();
     let mut model = p.lock_model();
     let sample = p.sample();
     {
-        let Model { machine, count_stats, regions } = &mut *model;
+        let Model { machine, count_stats, regions, .. } = &mut *model;
         let stats = match machine {
             Some(m) => &mut m.stats,
             None => count_stats,
         };
         regions.finish(stats, &|| sample.clone());
+    }
+    if model.machine.is_some() && !model.phys.enabled {
+        eprintln!("manylab-plugin: physical-address cache was off (hwaddr layout is not QEMU 7.2's)");
     }
     let markers = model.regions.markers_seen;
     let directory_lines = model.machine.as_ref().map_or(0, |m| m.dir.len());

@@ -75,6 +75,9 @@ pub struct Sample {
     pub func_insts: Vec<u64>,
     /// Host seconds since the plugin started (not deterministic; for speed figures only).
     pub host_s: f64,
+    /// CPU seconds (user + system, all threads) of the QEMU process so far (not
+    /// deterministic; for speed figures only).
+    pub host_cpu_s: f64,
 }
 
 /// Which regions and phases are open. Regions are machine-wide: any vCPU's marker opens or
@@ -172,6 +175,7 @@ impl Regions {
         let s = &mut stats.slots[slot];
         s.ctr[Ctr::Insts as usize] += now.insts - start.insts;
         s.host_wall_s += now.host_s - start.host_s;
+        s.host_cpu_s += now.host_cpu_s - start.host_cpu_s;
         if self.sample_accesses {
             s.ctr[Ctr::Loads as usize] += now.loads - start.loads;
             s.ctr[Ctr::Stores as usize] += now.stores - start.stores;
@@ -199,6 +203,7 @@ impl Regions {
         }
         total.entered = 1;
         total.host_wall_s = now.host_s;
+        total.host_cpu_s = now.host_cpu_s;
         for (i, n) in now.func_insts.iter().enumerate() {
             total.func_insts[i] = *n;
         }

@@ -127,6 +127,7 @@ pub struct Slot {
     pub funcs: Vec<[u64; N_FUNC_CTR]>,
     pub func_insts: Vec<u64>,
     pub host_wall_s: f64,
+    pub host_cpu_s: f64,
 }
 
 impl Slot {
@@ -143,6 +144,7 @@ impl Slot {
             funcs: vec![[0; N_FUNC_CTR]; n_funcs],
             func_insts: vec![0; n_funcs],
             host_wall_s: 0.0,
+            host_cpu_s: 0.0,
         }
     }
 
@@ -232,6 +234,7 @@ impl Slot {
         w.begin_object();
         w.field_u64("entered", self.entered);
         w.field_f64("host.wall_s", self.host_wall_s);
+        w.field_f64("host.cpu_s", self.host_cpu_s);
         w.field_object("stats");
         for (name, value) in self.scalars(p) {
             w.field_f64(&name, value);
@@ -396,6 +399,15 @@ impl Stats {
         if (func as usize) < self.n_funcs {
             for &s in &self.active {
                 self.slots[s].funcs[func as usize][c as usize] += 1;
+            }
+        }
+    }
+
+    #[inline]
+    pub fn add_func_n(&mut self, func: u32, c: FuncCtr, n: u64) {
+        if (func as usize) < self.n_funcs {
+            for &s in &self.active {
+                self.slots[s].funcs[func as usize][c as usize] += n;
             }
         }
     }

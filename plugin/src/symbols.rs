@@ -5,8 +5,11 @@
 pub struct Symbols {
     /// Sorted text symbols (t/T/w/W): start address and name.
     functions: Vec<(u64, String)>,
-    /// Sorted data symbols (d/D/b/B/r/R).
+    /// Sorted data symbols (d/D/b/B/r/R) inside the kernel image. Per-CPU symbols (small
+    /// offsets such as `__per_cpu_end`, not addresses) and absolute ones are left out.
     data: Vec<(u64, String)>,
+    /// Start of the kernel image (`_text`, else `_stext`, else the lowest kernel-half symbol).
+    kernel_start: u64,
     /// End of the kernel image (`_end`, else the last symbol).
     kernel_end: u64,
 }
@@ -16,6 +19,8 @@ impl Symbols {
         let mut functions = Vec::new();
         let mut data = Vec::new();
         let mut kernel_end = 0;
+        let mut lowest = u64::MAX;
+        let (mut text_sym, mut stext, mut end) = (None, None, None);
         for (n, line) in text.lines().enumerate() {
             let mut parts = line.split_whitespace();
             let (Some(addr), Some(kind), Some(name)) = (parts.next(), parts.next(), parts.next()) else {
@@ -27,14 +32,24 @@ impl Symbols {
                 "d" | "D" | "b" | "B" | "r" | "R" => data.push((addr, name.to_string())),
                 _ => {}
             }
-            if name == "_end" || (addr > kernel_end && addr >> 63 == 1) {
+            if addr >> 63 == 1 {
                 kernel_end = kernel_end.max(addr);
+                lowest = lowest.min(addr);
+            }
+            match name {
+                "_text" => text_sym = Some(addr),
+                "_stext" => stext = Some(addr),
+                "_end" => end = Some(addr),
+                _ => {}
             }
         }
+        let kernel_start = text_sym.or(stext).unwrap_or(lowest);
+        let kernel_end = end.unwrap_or(kernel_end);
         functions.sort();
         functions.dedup_by_key(|s| s.0);
+        data.retain(|s| s.0 >= kernel_start && s.0 < kernel_end);
         data.sort();
-        Ok(Symbols { functions, data, kernel_end })
+        Ok(Symbols { functions, data, kernel_start, kernel_end })
     }
 
     pub fn load(path: &str) -> Result<Symbols, String> {
@@ -63,7 +78,7 @@ impl Symbols {
         if pc >> 63 == 0 {
             return self.user_id();
         }
-        if pc > self.kernel_end {
+        if pc > self.kernel_end || pc < self.kernel_start {
             return self.unknown_kernel_id();
         }
         match self.functions.partition_point(|s| s.0 <= pc) {
@@ -80,17 +95,20 @@ impl Symbols {
         }
     }
 
-    /// `symbol+0xoffset` for a kernel data address, if one covers it.
+    /// `symbol+0xoffset` for a kernel data address, if one covers it. Only addresses inside
+    /// the kernel image (`_text` <= addr < `_end`) resolve: the direct map (x86-64
+    /// `0xffff888...`, where heap objects and per-CPU copies live), vmalloc, modules and user
+    /// space do not, and the caller reports the raw address instead.
     pub fn data_name(&self, addr: u64) -> Option<String> {
-        if addr >> 63 == 0 || addr > self.kernel_end {
+        if addr >> 63 == 0 || addr < self.kernel_start || addr >= self.kernel_end {
             return None;
         }
         let i = self.data.partition_point(|s| s.0 <= addr).checked_sub(1)?;
         let (start, name) = &self.data[i];
-        // The object ends where the next symbol of any kind starts.
+        // The object ends where the next symbol of any kind starts (or at `_end`).
         let next_data = self.data.get(i + 1).map_or(u64::MAX, |s| s.0);
         let next_func = self.functions.get(self.functions.partition_point(|s| s.0 <= *start)).map_or(u64::MAX, |s| s.0);
-        if addr >= next_data.min(next_func) {
+        if addr >= next_data.min(next_func).min(self.kernel_end) {
             return None;
         }
         Some(format!("{name}+{:#x}", addr - start))
@@ -119,7 +137,49 @@ ffffffff82001040 B _end
         assert_eq!(s.name(s.function_of(0xffffffffc0001000)), "[kernel]");
         assert_eq!(s.data_name(0xffffffff82001008).as_deref(), Some("some_lock+0x8"));
         assert_eq!(s.data_name(0x7fff0000), None);
+        assert_eq!(s.data_name(0xffffffff82001040), None); // _end itself
         let empty = Symbols::default();
         assert_eq!(empty.name(empty.function_of(0xffffffff81000000)), "[kernel]");
+    }
+
+    /// Per-CPU symbols sit at small offsets (`__per_cpu_end` = 0x2a6e0 in a 6.1 x86-64 map)
+    /// and must not "cover" the whole kernel half of the address space.
+    const PERCPU_MAP: &str = "\
+0000000000000000 D __per_cpu_start
+0000000000015200 D cpu_number
+000000000002a6e0 D __per_cpu_end
+0000000001000000 A phys_startup_64
+ffffffff81000000 T _stext
+ffffffff81000000 T _text
+ffffffff81000100 T folio_add_lru
+ffffffff82000000 D init_task
+ffffffff82000800 d jiffies_lock
+ffffffff82001000 b some_lock
+ffffffff82001040 B _end
+";
+
+    #[test]
+    fn only_kernel_image_addresses_symbolize() {
+        let s = Symbols::parse(PERCPU_MAP).unwrap();
+        // Direct map (a heap object or a per-CPU copy): raw address, no symbol.
+        assert_eq!(s.data_name(0xffff888003a1c040), None);
+        assert_eq!(s.data_name(0xffff88807fc15200), None);
+        // vmalloc / modules / fixmap: outside the image.
+        assert_eq!(s.data_name(0xffffc90000010000), None);
+        assert_eq!(s.data_name(0xffffffffc0002000), None);
+        assert_eq!(s.data_name(0xffffffffff5fd000), None);
+        // Inside the image, in text before the first data symbol: nothing covers it.
+        assert_eq!(s.data_name(0xffffffff81000180), None);
+        // Data objects: offset from the start, bounded by the next symbol and by _end.
+        assert_eq!(s.data_name(0xffffffff82000010).as_deref(), Some("init_task+0x10"));
+        assert_eq!(s.data_name(0xffffffff820007ff).as_deref(), Some("init_task+0x7ff"));
+        assert_eq!(s.data_name(0xffffffff82000840).as_deref(), Some("jiffies_lock+0x40"));
+        assert_eq!(s.data_name(0xffffffff8200103f).as_deref(), Some("some_lock+0x3f"));
+        assert_eq!(s.data_name(0xffffffff82001040), None);
+        // Per-CPU offsets themselves are not addresses of anything.
+        assert_eq!(s.data_name(0x15200), None);
+        // Code: the direct map is not code of the image.
+        assert_eq!(s.name(s.function_of(0xffff888001000000)), "[kernel]");
+        assert_eq!(s.name(s.function_of(0xffffffff81000104)), "folio_add_lru");
     }
 }

@@ -249,9 +249,13 @@ fn stress_params() -> Vec<(Params, Vec<MemRange>)> {
     p.set("cores_per_tile", "2").unwrap();
     p.set("threads_per_core", "2").unwrap();
     out.push((p, vec![MemRange { kind: DeviceKind::Pcm, start: 0x2000, size: 0x2000 }]));
-    for (name, cluster) in
-        [("knl-64", "quadrant"), ("knl-256", "snc4"), ("icelake-32", "all2all"), ("altra-80", "all2all")]
-    {
+    for (name, cluster) in [
+        ("knl-64", "quadrant"),
+        ("knl-256", "snc4"),
+        ("icelake-32", "all2all"),
+        ("altra-80", "all2all"),
+        ("epyc2-64", "all2all"),
+    ] {
         let mut p = preset(name).unwrap();
         p.set("cluster", cluster).unwrap();
         p.set("l1d.size_kib", "1").unwrap();
@@ -268,7 +272,7 @@ proptest! {
 
     #[test]
     fn random_streams_keep_invariants_and_balance(
-        which in 0usize..6,
+        which in 0usize..7,
         stream in prop::collection::vec((0usize..16, 0u64..96, any::<bool>(), 0u64..64), 1..400),
     ) {
         let (params, mem) = stress_params().swap_remove(which);
@@ -286,7 +290,7 @@ proptest! {
 
     #[test]
     fn repeat_shortcut_changes_nothing(
-        which in 0usize..6,
+        which in 0usize..7,
         stream in prop::collection::vec((0usize..4, 0u64..24, any::<bool>(), 0u64..64), 1..300),
     ) {
         let run = |shortcut: bool| {
@@ -327,4 +331,110 @@ fn model_throughput() {
     }
     let dt = t0.elapsed().as_secs_f64();
     eprintln!("{:.3e} accesses/s, directory {} lines", n as f64 / dt, m.dir.len());
+}
+
+/// CPU time of the calling thread (the replay timing is not disturbed by other processes'
+/// time slices, only by their cache footprint).
+fn thread_cpu_s() -> f64 {
+    extern "C" {
+        fn clock_gettime(clock: i32, ts: *mut [i64; 2]) -> i32;
+    }
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut ts = [0i64; 2];
+    // SAFETY: clock_gettime writes one struct timespec (two longs on 64-bit Linux).
+    unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts[0] as f64 + ts[1] as f64 * 1e-9
+}
+
+/// Replays an access trace recorded with `--features trace` (`MANYLAB_TRACE_OUT=...`) and
+/// writes the resulting stats.json (wall times zeroed) to `MANYLAB_REPLAY_OUT`:
+/// `MANYLAB_TRACE=t.bin MANYLAB_SYSMAP=System.map MANYLAB_VCPUS=8 MANYLAB_REPLAY_OUT=s.json
+///  cargo test --release -- --ignored --nocapture trace_replay`.
+/// Two builds of the model must write identical files for the same trace.
+#[test]
+#[ignore]
+fn trace_replay() {
+    use std::io::Read;
+    let Ok(path) = std::env::var("MANYLAB_TRACE") else {
+        eprintln!("MANYLAB_TRACE not set");
+        return;
+    };
+    let env = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
+    let vcpus: usize = env("MANYLAB_VCPUS", "8").parse().unwrap();
+    let sysmap = env("MANYLAB_SYSMAP", "");
+    let syms = if sysmap.is_empty() { Symbols::default() } else { Symbols::load(&sysmap).unwrap() };
+    let preset_name = env("MANYLAB_PRESET", "knl-64");
+    let cfg = args::parse(&[format!("preset={preset_name}"), "mode=full".to_string()]).unwrap();
+    let (params, mem) = args::machine_params(&cfg, vcpus).unwrap();
+    let mut m = Machine::new(params.clone(), vcpus, mem, syms.n_ids(), false);
+    let mut regions = Regions::new(false);
+    let mut file = std::io::BufReader::with_capacity(1 << 22, std::fs::File::open(&path).unwrap());
+    let mut buf = vec![0u8; 24 << 16];
+    let mut n = 0u64;
+    let mut busy = 0.0f64;
+    loop {
+        let mut got = 0;
+        while got < buf.len() {
+            let k = file.read(&mut buf[got..]).unwrap();
+            if k == 0 {
+                break;
+            }
+            got += k;
+        }
+        let t0 = thread_cpu_s();
+        for rec in buf[..got - got % 24].chunks_exact(24) {
+            let kind = rec[0];
+            let size = rec[1] as u32;
+            let vcpu = u16::from_le_bytes([rec[2], rec[3]]) as usize;
+            let func = u32::from_le_bytes(rec[4..8].try_into().unwrap());
+            let paddr = u64::from_le_bytes(rec[8..16].try_into().unwrap());
+            let vaddr = u64::from_le_bytes(rec[16..24].try_into().unwrap());
+            match kind {
+                0 | 1 => m.access(vcpu, paddr, vaddr, size, kind == 1, func),
+                2 | 3 => {
+                    m.stats.add(Ctr::IoAccesses, 1);
+                    m.stats.add(if kind == 3 { Ctr::Stores } else { Ctr::Loads }, 1);
+                }
+                _ => {
+                    let op = match vcpu {
+                        x if x == MarkerOp::Begin as usize => MarkerOp::Begin,
+                        x if x == MarkerOp::End as usize => MarkerOp::End,
+                        _ => MarkerOp::Phase,
+                    };
+                    regions.apply(&mut m.stats, Marker { op, arg: size as u8 }, &Sample::default);
+                }
+            }
+            n += 1;
+        }
+        busy += thread_cpu_s() - t0;
+        if got < buf.len() {
+            break;
+        }
+    }
+    regions.finish(&mut m.stats, &Sample::default);
+    let dt = busy;
+    eprintln!(
+        "replayed {n} records in {dt:.3} s CPU: {:.1} ns/record, directory {} lines",
+        dt * 1e9 / n as f64,
+        m.dir.len()
+    );
+    if let Ok(out) = std::env::var("MANYLAB_REPLAY_OUT") {
+        for s in m.stats.slots.iter_mut() {
+            s.host_wall_s = 0.0;
+            s.host_cpu_s = 0.0;
+        }
+        let run = RunInfo {
+            config: &cfg,
+            params: &params,
+            target: "replay",
+            vcpus,
+            max_vcpus: vcpus,
+            wall_s: 0.0,
+            markers: regions.markers_seen,
+            directory_lines: m.dir.len(),
+            n_symbols: syms.n_ids() - 2,
+            model_lock: "none",
+        };
+        std::fs::write(out, report::stats_json(&run, &m.stats, &syms)).unwrap();
+    }
 }
