@@ -64,3 +64,18 @@ def describe(point: Point, keys: list[str]) -> str:
             value = value[part]
         words.append(f"{key.split('.')[-1]}={value}")
     return " ".join(words)
+
+
+def interleaved(points: list[Point]) -> list[Point]:
+    """The points reordered so that those differing only in kernel settings run one after
+    another (plan order otherwise): host-load drift during a study then falls on every kernel
+    setting alike instead of on whichever the plan lists first."""
+    first_seen: dict[str, int] = {}
+    for point in points:
+        rest = {k: v for k, v in point.params.items() if k != "kernel"}
+        first_seen.setdefault(sha256_json(rest), len(first_seen))
+
+    def group_index(point: Point) -> int:
+        return first_seen[sha256_json({k: v for k, v in point.params.items() if k != "kernel"})]
+
+    return sorted(points, key=group_index)

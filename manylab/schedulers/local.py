@@ -21,7 +21,7 @@ class LocalScheduler(Scheduler):
     def submit(self, work: StudyJobs) -> int:
         spec = specs.load(work.spec_path, work.options.get("profile") or None)
         by_id = {p.id: p for p in plan.points(spec)}
-        chosen = [by_id[job.point_id] for job in work.jobs]
+        chosen = plan.interleaved([by_id[job.point_id] for job in work.jobs])
         progress = Progress(len(chosen), f"{spec.name}")
         root = work.results_dir.parent
 

@@ -179,3 +179,20 @@ name = "pwriter"
     with pytest.raises(specs.SpecError, match=r"\[study\] together: .*" + message.replace(
             "(", r"\(").replace(")", r"\)")):
         specs.load(path)
+
+
+def test_local_runs_interleave_kernel_settings(write_spec):
+    spec = specs.load(write_spec("""
+[kernel]
+cmdline = ["a=1", "a=2"]
+[machine]
+vcpus = [1, 2]
+[workload]
+name = "pwriter"
+"""))
+    points = plan.points(spec)
+    order = [(p.params["kernel"]["cmdline"], p.params["machine"]["vcpus"]) for p in points]
+    assert order == [("a=1", 1), ("a=1", 2), ("a=2", 1), ("a=2", 2)]
+    mixed = [(p.params["kernel"]["cmdline"], p.params["machine"]["vcpus"])
+             for p in plan.interleaved(points)]
+    assert mixed == [("a=1", 1), ("a=2", 1), ("a=1", 2), ("a=2", 2)]
