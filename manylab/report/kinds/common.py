@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from matplotlib.axes import Axes
+
 from manylab.errors import LabError
 from manylab.report import plots
 from manylab.report.axes import Layout, series_label, x_positions
 from manylab.report.model import Context
 from manylab.report.records import Record, is_number
-from manylab.report.stats import aggregate, gains, group
+from manylab.report.stats import aggregate, gains, group, sort_key
 
 
 def metric_figure(records: list[Record], lay: Layout, columns: list[str], out_dir: Path,
@@ -67,6 +69,21 @@ def baseline(ctx: Context, records: list[Record]) -> tuple[str, str] | None:
     if "stock" in variants and len(variants) > 1:
         return "kernel.variant", "stock"
     return None
+
+
+def series_keys(series: list[str], base: tuple[str, str]) -> list[str]:
+    """Every swept series key, the setting's keys first (how comparison lines are labelled)."""
+    keys = setting_keys(series, base)
+    return keys + [k for k in series if k not in keys]
+
+
+def measured_lines(ax: Axes, rows: list[Record], x: str, keys: list[str], column: str) -> None:
+    """Mean ± std of `column` against a numeric x, a line per combination of `keys`."""
+    for combo, members in group(rows, keys).items():
+        summaries = aggregate(members, [x], column)
+        xs = sorted((k[0] for k in summaries), key=sort_key)
+        plots.errorbar_line(ax, [float(v) for v in xs], [summaries[(v,)] for v in xs],
+                            "measured: " + series_label(keys, combo))
 
 
 def setting_keys(series: list[str], base: tuple[str, str]) -> list[str]:

@@ -11,14 +11,15 @@ from manylab.report.kinds import PlotSet, register
 from manylab.report.kinds.common import (
     baseline,
     guest_time_caveat,
+    measured_lines,
     metric_figure,
+    series_keys,
     setting_gains,
-    setting_keys,
 )
 from manylab.report.model import Context, Section, Table
 from manylab.report.published import LDU_SPEEDUP, Published
 from manylab.report.records import Record, numeric_columns, ok_records
-from manylab.report.stats import aggregate, group, sort_key
+from manylab.report.stats import aggregate, sort_key
 
 RATE, PER_WORKER = "result.ops_per_s", "result.ops_per_s_per_worker"
 MODE = "result.params.mode"
@@ -36,13 +37,7 @@ def speedup_figure(rows: list[Record], lay: Layout, base: tuple[str, str], modes
                    out_dir: Path) -> plots.Figure:
     fig, axes = plots.subplots(1, width=7.0, height=4.6)
     ax = axes[0]
-    keys = setting_keys(lay.series, base)
-    keys += [k for k in lay.series if k not in keys]
-    for combo, members in group(rows, keys).items():
-        summaries = aggregate(members, [lay.x], "speedup")
-        xs = sorted((k[0] for k in summaries), key=sort_key)
-        plots.errorbar_line(ax, [float(x) for x in xs], [summaries[(x,)] for x in xs],
-                            "measured: " + series_label(keys, combo))
+    measured_lines(ax, rows, lay.x, series_keys(lay.series, base), "speedup")
     for mode in modes:
         item = published_for(mode)
         if item:
@@ -82,8 +77,7 @@ def sections(ctx: Context) -> list[Section]:
         return [Section("forkbench: fork-storm rates", paragraphs, figures, tables)]
     modes = sorted({str(r.get(MODE)) for r in good})
     figures.append(speedup_figure(rows, lay, base, modes, ctx.out_dir))
-    keys = setting_keys(lay.series, base)
-    keys += [k for k in lay.series if k not in keys]
+    keys = series_keys(lay.series, base)
     top = max((r[lay.x] for r in rows), key=sort_key)
     at_top = aggregate([r for r in rows if r[lay.x] == top], keys, "speedup")
     for combo, summary in at_top.items():

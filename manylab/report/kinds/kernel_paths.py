@@ -13,7 +13,13 @@ from typing import Any
 
 from manylab.report import plots
 from manylab.report.axes import Layout, series_label, writers_layout, x_positions
-from manylab.report.kinds.common import baseline, first_lines, metric_figure, setting_keys
+from manylab.report.kinds.common import (
+    baseline,
+    first_lines,
+    metric_figure,
+    series_keys,
+    setting_keys,
+)
 from manylab.report.model import Context, Section, Table
 from manylab.report.published import FINERLRU_LOCK_WAIT, Published
 from manylab.report.records import Record, is_number, numeric_columns, ok_records
@@ -107,8 +113,7 @@ def _num(value: Any) -> str:
 def ratio_figure(rows: list[Record], lay: Layout, base: tuple[str, str], metrics: list[str],
                  out_dir: Path, workload: str) -> plots.Figure:
     key = base[0]
-    series = setting_keys(lay.series, base)
-    series += [k for k in lay.series if k not in series]
+    series = series_keys(lay.series, base)
     fig, axes = plots.subplots(len(metrics))
     where = x_positions(rows, lay)
     for ax, metric in zip(axes, metrics, strict=True):
@@ -178,13 +183,12 @@ def verdict(rows: list[Record], lay: Layout, base: tuple[str, str], paper: str) 
                               "traffic")
     key = base[0]
     where = f"against {key}={base[1]}"
-    if lay.x not in setting_keys(lay.series, base) + [key]:
+    if lay.x not in setting_keys(lay.series, base):
         top = max((r[lay.x] for r in rows if r.get(lay.x) is not None), key=sort_key)
         rows = [r for r in rows if r.get(lay.x) == top]
         where = f"at {lay.x}={top} (the largest), {where}"
     lines = [f"Claim checked: {claim}. Compared {where}."]
-    labels = setting_keys(lay.series, base)
-    labels += [k for k in lay.series if k not in labels]
+    labels = series_keys(lay.series, base)
     for row in rows:
         setting = ", ".join(f"{k.split('.')[-1]}={row[k]}" for k in labels if k in row)
         facts = []

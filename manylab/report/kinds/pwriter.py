@@ -10,14 +10,15 @@ from manylab.report.kinds import PlotSet, register
 from manylab.report.kinds.common import (
     baseline,
     guest_time_caveat,
+    measured_lines,
     metric_figure,
+    series_keys,
     setting_gains,
-    setting_keys,
 )
 from manylab.report.model import Context, Section, Table
 from manylab.report.published import FINERLRU_GAIN, FINERLRU_GAIN_THREADS
 from manylab.report.records import Record, numeric_columns, ok_records
-from manylab.report.stats import aggregate, group, sorted_values
+from manylab.report.stats import aggregate, sorted_values
 
 WRITE, READ = "result.write.aggregate_mib_s", "result.read.aggregate_mib_s"
 
@@ -26,13 +27,7 @@ def gain_figure(gain_rows: list[Record], lay: Layout, out_dir: Path, label: str,
                 base: tuple[str, str]) -> plots.Figure:
     fig, axes = plots.subplots(1, width=7.0, height=4.6)
     ax = axes[0]
-    keys = setting_keys(lay.series, base)
-    keys += [k for k in lay.series if k not in keys]
-    for combo, members in group(gain_rows, keys).items():
-        summaries = aggregate(members, [lay.x], "gain_pct")
-        xs = sorted(k[0] for k in summaries)
-        plots.errorbar_line(ax, xs, [summaries[(x,)] for x in xs],
-                            "measured: " + series_label(keys, combo))
+    measured_lines(ax, gain_rows, lay.x, series_keys(lay.series, base), "gain_pct")
     knl = FINERLRU_GAIN[0]
     ax.errorbar(list(FINERLRU_GAIN_THREADS), [knl.value] * 3,
                 yerr=[(knl.high - knl.low) / 2] * 3, fmt="D", color="#9467bd", capsize=4,
@@ -69,8 +64,7 @@ def sections(ctx: Context) -> list[Section]:
                 continue
             figures.append(gain_figure(rows, lay, ctx.out_dir, label, base))
             top = max(r[lay.x] for r in rows)
-            keys = setting_keys(lay.series, base)
-            keys += [k for k in lay.series if k not in keys]
+            keys = series_keys(lay.series, base)
             at_top = aggregate([r for r in rows if r[lay.x] == top], keys, "gain_pct")
             paragraphs.append(
                 f"{label}: gain over {base[0]}={base[1]} at {lay.x}={top}: " + "; ".join(
