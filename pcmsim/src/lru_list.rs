@@ -3,6 +3,8 @@
 //! most one list at a time). Each node also carries the policy's per-slot data (page key,
 //! dirty bit, one spare counter) so that one request touches as few cache lines as possible.
 
+use crate::pagemap::PageMap;
+
 pub const NIL: u32 = u32::MAX;
 
 /// How many nodes at the LRU end a policy prefetches for after an eviction (see
@@ -73,6 +75,27 @@ impl Links {
             if j != NIL {
                 self.prefetch(j);
             }
+        }
+    }
+
+    /// For the slot `map` gives `key`, if it is resident: hint the CPU to fetch its node.
+    #[inline]
+    pub fn prefetch_slot_of(&self, map: &PageMap, key: u64) {
+        if let Some(s) = map.get(key) {
+            self.prefetch(s);
+        }
+    }
+
+    /// For the slot `map` gives `key`, if it is resident: hint the CPU to fetch its list
+    /// neighbours. Returns false for a key that is not resident (a miss is coming).
+    #[inline]
+    pub fn prefetch_neighbors_of(&self, map: &PageMap, key: u64) -> bool {
+        match map.get(key) {
+            Some(s) => {
+                self.prefetch_neighbors(s);
+                true
+            }
+            None => false,
         }
     }
 

@@ -173,21 +173,16 @@ impl Policy for FgBg {
 
     #[inline]
     fn prefetch_slot(&self, key: u64) {
-        if let Some(s) = self.map.get(key) {
-            self.links.prefetch(s);
-        }
+        self.links.prefetch_slot_of(&self.map, key);
     }
 
     #[inline]
     fn prefetch_near(&self, key: u64, foreground: bool) {
-        match self.map.get(key) {
-            Some(s) => self.links.prefetch_neighbors(s),
-            None => {
-                if foreground {
-                    self.links.prefetch_tail(&self.dram_list, |_| {});
-                }
-                self.links.prefetch_tail(&self.pcm_list, |k| self.map.prefetch(k));
+        if !self.links.prefetch_neighbors_of(&self.map, key) {
+            if foreground {
+                self.links.prefetch_tail(&self.dram_list, |_| {});
             }
+            self.links.prefetch_tail(&self.pcm_list, |k| self.map.prefetch(k));
         }
     }
 

@@ -80,18 +80,13 @@ impl Policy for Lru {
 
     #[inline]
     fn prefetch_slot(&self, key: u64) {
-        if let Some(s) = self.map.get(key) {
-            self.links.prefetch(s);
-        }
+        self.links.prefetch_slot_of(&self.map, key);
     }
 
     #[inline]
     fn prefetch_near(&self, key: u64, _foreground: bool) {
-        match self.map.get(key) {
-            Some(s) => self.links.prefetch_neighbors(s),
-            None => {
-                self.links.prefetch_tail(&self.list, |k| self.map.prefetch(k));
-            }
+        if !self.links.prefetch_neighbors_of(&self.map, key) {
+            self.links.prefetch_tail(&self.list, |k| self.map.prefetch(k));
         }
     }
 
