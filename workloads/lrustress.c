@@ -216,6 +216,23 @@ static int more_rounds(int round, double t0)
 	return round < opt.rounds;
 }
 
+/* Read [0, size) of fd back in CHUNK pieces through buf and check every byte. */
+static void read_back(struct stats *s, int fd, uint64_t id, void *buf,
+		      uint64_t size)
+{
+	uint64_t off;
+
+	for (off = 0; off < size; off += CHUNK) {
+		size_t len = size - off < CHUNK ? size - off : CHUNK;
+
+		if (pread(fd, buf, len, off) != (ssize_t)len) {
+			fail(s, "pread: %s", strerror(errno));
+			break;
+		}
+		check(s, id, off, buf, len);
+	}
+}
+
 /* ---- buffered writer: write the whole file, then read and verify it ---- */
 static void run_writer(struct stats *s, uint64_t size)
 {
@@ -249,16 +266,7 @@ static void run_writer(struct stats *s, uint64_t size)
 			s->bytes_written += len;
 		}
 		/* read back from the start: the early part has been reclaimed */
-		for (off = 0; off < size; off += CHUNK) {
-			size_t len = size - off < CHUNK ? size - off : CHUNK;
-
-			memset(buf, 0, len);
-			if (pread(fd, buf, len, off) != (ssize_t)len) {
-				fail(s, "pread: %s", strerror(errno));
-				break;
-			}
-			check(s, id, off, buf, len);
-		}
+		read_back(s, fd, id, buf, size);
 		close(fd);
 		s->rounds++;
 	}
@@ -323,15 +331,7 @@ static void run_mmap(struct stats *s)
 		munmap(p + size / 2, size - size / 2);
 		munmap(p, size / 2);
 		posix_fadvise(fd, 0, size, POSIX_FADV_DONTNEED);
-		for (off = 0; off < size; off += CHUNK) {
-			size_t len = size - off < CHUNK ? size - off : CHUNK;
-
-			if (pread(fd, buf, len, off) != (ssize_t)len) {
-				fail(s, "pread: %s", strerror(errno));
-				break;
-			}
-			check(s, id, off, buf, len);
-		}
+		read_back(s, fd, id, buf, size);
 		close(fd);
 		s->rounds++;
 	}
