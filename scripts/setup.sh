@@ -5,24 +5,53 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
+# QEMU 10.0 (plugin API v4, qboot, >255 x86 vCPUs) comes from Debian's bookworm-backports.
+QEMU_PACKAGES=(qemu-system-x86 qemu-system-arm qemu-system-common qemu-system-data qemu-utils)
+QEMU_MIN_VERSION=10.0
 APT_PACKAGES=(
-  qemu-system-x86 qemu-system-arm qemu-utils
   linux-source-6.1 busybox-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross musl-tools
   build-essential ccache flex bison bc libelf-dev libssl-dev dwarves kmod cpio xz-utils
   e2fsprogs patch rsync file chromium
   slurm-wlm munge
 )
 
+sudo_cmd=""
+[ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+export DEBIAN_FRONTEND=noninteractive
+
+installed_version() {
+  { dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null || true; } | sed -n 's/^install ok installed //p'
+}
+
+backports=/etc/apt/sources.list.d/manylab-bookworm-backports.sources
+apt_updated=0
+qemu_missing=()
+for p in "${QEMU_PACKAGES[@]}"; do
+  v=$(installed_version "$p")
+  if [ -z "$v" ] || dpkg --compare-versions "${v#*:}" lt "$QEMU_MIN_VERSION"; then
+    qemu_missing+=("$p")
+  fi
+done
+if [ ${#qemu_missing[@]} -gt 0 ]; then
+  if ! grep -qs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/*; then
+    echo "setup: enabling Debian bookworm-backports in $backports" >&2
+    printf '%s\n' "Types: deb" "URIs: http://deb.debian.org/debian" "Suites: bookworm-backports" \
+      "Components: main" "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" |
+      $sudo_cmd tee "$backports" >/dev/null
+  fi
+  echo "setup: installing QEMU >= $QEMU_MIN_VERSION from bookworm-backports: ${qemu_missing[*]}" >&2
+  $sudo_cmd apt-get update -q
+  apt_updated=1
+  $sudo_cmd apt-get install -y -q --no-install-recommends -t bookworm-backports "${QEMU_PACKAGES[@]}"
+fi
+
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  [ -n "$(installed_version "$p")" ] || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${missing[*]}" >&2
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo_cmd apt-get update -q
+  [ "$apt_updated" -eq 1 ] || $sudo_cmd apt-get update -q
   $sudo_cmd apt-get install -y -q --no-install-recommends "${missing[@]}"
   # Debian enables these daemons on install; the lab starts its own when it needs them.
   for svc in slurmctld slurmd munge; do
@@ -34,8 +63,6 @@ fi
 cache="${MANYLAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/manylab}"
 if ! ls "$cache"/busybox/busybox-static_*_arm64.deb >/dev/null 2>&1; then
   echo "setup: downloading busybox-static:arm64" >&2
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then
     $sudo_cmd dpkg --add-architecture arm64
     $sudo_cmd apt-get update -q
