@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from manylab import image, kernel, plan, results, runner
+from manylab import image, kernel, plan, plugin, results, runner
 from manylab import spec as specs
 from manylab.errors import LabError
 from manylab.paths import RUNS_DIR
@@ -47,10 +47,17 @@ def resources(spec: specs.Spec, params: dict[str, Any]) -> Resources:
 def _selected(points: list[plan.Point], study_dir: Path, force: bool,
               retry_failed: bool) -> list[plan.Point]:
     chosen = []
+    stale = 0
     for point in points:
         result = runner.read_result(study_dir / point.id)
         if force or result is None or (retry_failed and result["status"] != "ok"):
             chosen.append(point)
+        elif not runner.is_current(study_dir / point.id, point.params):
+            stale += 1
+            chosen.append(point)
+    if stale:
+        print(f"manylab: {stale} stored points were made by another QEMU version: they run "
+              f"again and their folders are replaced", file=sys.stderr)
     return chosen
 
 
@@ -64,10 +71,8 @@ def build_for(points: list[plan.Point]) -> None:
             if key not in seen:
                 seen.add(key)
                 action()
-        if point.params["plugin"]["enabled"] and ("plugin",) not in seen:
+        if plugin.wanted(point.params) and ("plugin",) not in seen:
             seen.add(("plugin",))
-            from manylab import plugin
-
             plugin.library()
 
 
@@ -194,7 +199,8 @@ def cmd_boot(args: argparse.Namespace) -> int:
     raw = {
         "study": {"name": "boot", "timeout_s": args.timeout},
         "kernel": {"variant": args.variant, "fragments": args.fragment, "cmdline": args.cmdline},
-        "machine": {"arch": args.arch, "vcpus": args.vcpus, "memory": args.memory},
+        "machine": {"arch": args.arch, "vcpus": args.vcpus, "memory": args.memory,
+                    "quantum": args.quantum, "reproducible": not args.free_running},
         "workload": {"name": "shell", "fs": args.fs,
                      "args": {"script": " ".join(args.guest_command) or
                               "echo MANYLAB-RESULT {\\\"cpus\\\": $(nproc)}"}},
@@ -290,6 +296,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=int, default=0, help="seconds (0: derived)")
     p.add_argument("--plugin-preset", help="load the machine-model plugin with this preset")
     p.add_argument("--plugin-mode", default="full", choices=("count", "full"))
+    p.add_argument("--quantum", type=int, default=specs.DEFAULT_QUANTUM,
+                   help="guest instructions per vCPU turn (0: QEMU's own slices)")
+    p.add_argument("--free-running", action="store_true",
+                   help="no icount: guest time is host time (faster, not reproducible)")
     p.add_argument("guest_command", nargs=argparse.REMAINDER, metavar="-- COMMAND",
                    help="shell command run in the guest")
     p.set_defaults(func=cmd_boot)

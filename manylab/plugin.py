@@ -45,6 +45,11 @@ def plugin_view(point: dict[str, Any]) -> list[MemRange]:
     return ranges
 
 
+def wanted(point: dict[str, Any]) -> bool:
+    """The plugin loads for the model, or only for the vCPU switch every quantum instructions."""
+    return bool(point["plugin"]["enabled"] or point["machine"]["quantum"])
+
+
 def _flag(value: bool) -> str:
     return "on" if value else "off"
 
@@ -52,9 +57,12 @@ def _flag(value: bool) -> str:
 def arguments(point: dict[str, Any], stats_out: Path, system_map: Path) -> list[str]:
     """The plugin's key=value arguments for one point (QEMU's -plugin option, after the path)."""
     settings = point["plugin"]
-    args = [f"out={stats_out}", f"preset={settings['preset']}", f"mode={settings['mode']}",
+    machine = point["machine"]
+    mode = settings["mode"] if settings["enabled"] else "none"
+    args = [f"out={stats_out}", f"preset={settings['preset']}", f"mode={mode}",
             f"roi={_flag(settings['roi'])}", f"checker={_flag(settings['checker'])}",
-            f"sysmap={system_map}"]
+            f"sysmap={system_map}", f"quantum={machine['quantum']}",
+            f"quantum_shared={machine['quantum_shared']}"]
     for mem in plugin_view(point):
         args.append(f"mem={mem.device}:{mem.start:#x}:{mem.size:#x}")
     for key, value in sorted(settings["set"].items()):

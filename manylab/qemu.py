@@ -6,7 +6,9 @@ on the time limit, and always returns (never hangs the lab).
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from manylab.console import ConsoleState
+from manylab.errors import LabError
 from manylab.paths import require_tool
 from manylab.spec import parse_cpus, parse_size
 
@@ -26,6 +29,12 @@ SERIAL_CONSOLE = {"x86_64": "ttyS0", "arm64": "ttyAMA0"}
 DEFAULT_CPU = {"x86_64": "qemu64", "arm64": "max,pauth-impdef=on"}
 RAM_BASE_ARM64 = 0x4000_0000
 GIB = 1 << 30
+MIN_VERSION = (10, 0)
+# x86 firmware: qboot starts a PVH vmlinux directly and, unlike SeaBIOS, boots SMP under icount.
+X86_FIRMWARE = "qboot.rom"
+# APIC ID 255 is the xAPIC broadcast ID: from 256 vCPUs on x86 the guest needs x2APIC, which
+# Linux enables only with interrupt remapping (QEMU's intel-iommu, intremap=on, eim=on).
+X86_XAPIC_MAX_VCPUS = 255
 
 # Defaults that let 64-255 vCPU guests boot on 2 host cores under TCG, where vCPUs starve each
 # other for seconds: no lockup watchdogs, long RCU stall timeouts, a trusted TSC.
@@ -34,7 +43,12 @@ LAB_CMDLINE = (
     "rcupdate.rcu_cpu_stall_timeout=300 rcupdate.rcu_cpu_stall_suppress_at_boot=1 "
     "workqueue.watchdog_thresh=0"
 )
-ARCH_CMDLINE = {"x86_64": "tsc=reliable no_timer_check", "arm64": ""}
+# lpj= skips each x86 CPU's delay-loop calibration (0.6 s of guest time per CPU under icount)
+# and lapic_timer_period= (kernel-patches/lab) the boot CPU's APIC timer calibration, a PAUSE
+# spin of 0.1-0.25 s of guest time: QEMU's APIC timer counts 1 GHz of virtual time, 10^7 per
+# jiffy at the lab's HZ=100. arm64 takes both from the architected timer and never calibrates.
+ARCH_CMDLINE = {"x86_64": "tsc=reliable no_timer_check lpj=1000000 lapic_timer_period=10000000",
+                "arm64": ""}
 
 
 @dataclass(frozen=True)
@@ -78,19 +92,52 @@ def memory_map(arch: str, nodes: list[dict[str, Any]]) -> list[MemRange]:
     return ranges
 
 
+def binary(arch: str) -> str:
+    """The arch's QEMU binary, checked to be at least MIN_VERSION."""
+    path = require_tool(QEMU_BINARY[arch], QEMU_PACKAGE[arch])
+    found = parse_version(version(path))
+    if found is None or found < MIN_VERSION:
+        wanted = ".".join(map(str, MIN_VERSION))
+        raise LabError(f"{path}: QEMU {version(path)!r} is older than {wanted}: run "
+                       f"scripts/setup.sh (installs QEMU {wanted} from Debian "
+                       f"bookworm-backports)")
+    return path
+
+
+@functools.cache
+def version(path: str) -> str:
+    """The first line of `qemu-system-* --version`, as recorded in inputs.json."""
+    result = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
+    return result.stdout.splitlines()[0] if result.stdout else "unknown"
+
+
+def parse_version(line: str) -> tuple[int, int] | None:
+    found = re.search(r"version (\d+)\.(\d+)", line)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def cpu_model(machine: dict[str, Any]) -> str:
+    arch = machine["arch"]
+    model = machine["cpu"] or DEFAULT_CPU[arch]
+    if arch == "x86_64" and machine["vcpus"] > X86_XAPIC_MAX_VCPUS and "x2apic" not in model:
+        model += ",+x2apic"
+    return model
+
+
 def command(point: dict[str, Any], boot_image: Path, initrd: Path, disk: Path | None,
             plugin_argument: str | None) -> list[str]:
     machine = point["machine"]
     arch = machine["arch"]
-    binary = require_tool(QEMU_BINARY[arch], QEMU_PACKAGE[arch])
     vcpus = machine["vcpus"]
-    argv = [binary]
+    argv = [binary(arch)]
     if arch == "x86_64":
-        argv += ["-M", "q35"]
+        argv += ["-M", "q35", "-bios", X86_FIRMWARE]
     else:
         argv += ["-M", "virt,gic-version=3"]
-    argv += ["-accel", f"tcg,thread={machine['tcg']}", "-cpu", machine["cpu"] or DEFAULT_CPU[arch],
+    argv += ["-accel", f"tcg,thread={machine['tcg']}", "-cpu", cpu_model(machine),
              "-smp", str(vcpus), "-m", f"{parse_size(machine['memory']) >> 20}M"]
+    if arch == "x86_64" and vcpus > X86_XAPIC_MAX_VCPUS:
+        argv += ["-device", "intel-iommu,intremap=on,eim=on"]
     nodes = numa_nodes(point["machine"])
     if point["machine"]["numa"]:
         for index, node in enumerate(nodes):

@@ -45,7 +45,7 @@ def kernel_request(params: dict[str, Any]) -> kernel.KernelRequest:
 
 
 def build_artifacts(params: dict[str, Any]) -> Artifacts:
-    library = plugin.library() if params["plugin"]["enabled"] else None
+    library = plugin.library() if plugin.wanted(params) else None
     return Artifacts(kernel.build(kernel_request(params)), image.build(params["machine"]["arch"]),
                      library)
 
@@ -72,9 +72,14 @@ def _git_state() -> dict[str, str]:
             "dirty": "yes" if git("status", "--porcelain", "--untracked-files=no") else "no"}
 
 
-def _qemu_version(binary: str) -> str:
-    result = subprocess.run([binary, "--version"], capture_output=True, text=True, check=False)
-    return result.stdout.splitlines()[0] if result.stdout else "unknown"
+def is_current(point_dir: Path, params: dict[str, Any]) -> bool:
+    """A stored point counts only if the emulator that made it is the one the lab runs now."""
+    try:
+        inputs = json.loads((point_dir / "inputs.json").read_text())
+    except (FileNotFoundError, ValueError):
+        return False
+    recorded = inputs.get("qemu", {}).get("version")
+    return recorded == qemu.version(qemu.binary(params["machine"]["arch"]))
 
 
 def run_point(spec: specs.Spec, point: Point, root: Path | None = None) -> dict[str, Any]:
@@ -154,7 +159,7 @@ def _inputs_record(spec: specs.Spec, point: Point, artifacts: Artifacts, argv: l
         "image": {"key": artifacts.image.key, "directory": str(artifacts.image.directory),
                   "initramfs_sha256": sha256_file(artifacts.image.initramfs)},
         "run_script": script,
-        "qemu": {"argv": argv, "version": _qemu_version(argv[0]),
+        "qemu": {"argv": argv, "version": qemu.version(argv[0]),
                  "cmdline": qemu.kernel_cmdline(point.params)},
         "timeout_s": timeout,
         "lab": _git_state(),

@@ -17,7 +17,9 @@ from typing import Any
 from manylab.errors import LabError
 from manylab.workloads import check_args
 
-MAX_VCPUS = {"x86_64": 255, "arm64": 512}
+MAX_VCPUS = {"x86_64": 256, "arm64": 512}
+# Guest instructions per vCPU turn by default (measured choice: README, "Interleaving").
+DEFAULT_QUANTUM = 1000
 SIZE = re.compile(r"^(\d+)([KMGT]?)i?B?$", re.IGNORECASE)
 SIZE_UNITS = {"": 1 << 20, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -61,6 +63,10 @@ def _positive(value: Any) -> str | None:
     return None if value >= 1 else "must be at least 1"
 
 
+def _not_negative(value: Any) -> str | None:
+    return None if value >= 0 else "must be 0 or more"
+
+
 SCHEMA: dict[str, dict[str, Field]] = {
     "study": {
         "name": Field(str, None, sweep=False,
@@ -87,7 +93,15 @@ SCHEMA: dict[str, dict[str, Field]] = {
                       doc="nodes: [{size='256M', cpus='0-3', device='dram'}, ...]"),
         "tcg": Field(str, "single", choices=("single", "multi")),
         "cpu": Field(str, "", doc="QEMU -cpu model (default per arch)"),
-        "reproducible": Field(bool, False, doc="icount mode (arm64, or x86 with 1 vCPU)"),
+        "reproducible": Field(bool, True,
+                              doc="instruction time: QEMU icount (guest time counts "
+                                  "instructions); false = free-running, guest time is host time"),
+        "quantum": Field(int, DEFAULT_QUANTUM, check=_not_negative,
+                         doc="guest instructions per vCPU turn (plugin switch); 0 = QEMU's "
+                             "own slices"),
+        "quantum_shared": Field(int, 0, check=_not_negative,
+                                doc="adaptive turn length once a vCPU touches lines other "
+                                    "vCPUs hold (full plugin mode); 0 = same as quantum"),
     },
     "workload": {
         "name": Field(str, None),
@@ -378,11 +392,11 @@ def check_point(spec: Spec, point: dict[str, Any]) -> None:
         hint = " (use arch = 'arm64' for up to 512)" if arch == "x86_64" else ""
         raise SpecError(f"{where} vcpus: {vcpus} is above the {arch} limit of "
                         f"{MAX_VCPUS[arch]}{hint}")
-    if machine["reproducible"] and arch == "x86_64" and vcpus > 1:
-        raise SpecError(f"{where} reproducible: QEMU 7.2 x86 TCG hangs at SMP bring-up under "
-                        "icount; use arch = 'arm64' or vcpus = 1")
     if machine["reproducible"] and machine["tcg"] == "multi":
-        raise SpecError(f"{where} reproducible: needs tcg = 'single'")
+        raise SpecError(f"{where} reproducible: needs tcg = 'single' (or reproducible = false)")
+    if machine["quantum"] and machine["tcg"] == "multi":
+        raise SpecError(f"{where} quantum: the vCPU switch needs tcg = 'single' "
+                        "(or quantum = 0)")
     nodes = machine["numa"]
     if nodes:
         total = sum(parse_size(n["size"]) for n in nodes)

@@ -59,6 +59,15 @@ REGISTRY: dict[str, Workload] = {w.name: w for w in (
         "pause_every": Arg(int, doc="spin-wait hint every N increments (0 = never)"),
         "no_pin": Arg(bool, doc="do not pin thread i to CPU i"),
     }, dir_option=None),
+    Workload("contention", "interleaving check: threads on one atomic word, a spin lock "
+             "around a short critical section, and one padded lock per thread", {
+        "threads": Arg(int, doc="worker threads ('{vcpus}' = one per vCPU)"),
+        "iters": Arg(int, doc="operations per thread and loop"),
+        "mode": Arg(str, ("atomic", "lock", "padded", "all")),
+        "cs": Arg(int, doc="increments inside each critical section"),
+        "think": Arg(int, doc="local increments between two acquisitions"),
+        "no_pin": Arg(bool, doc="do not pin thread i to CPU i"),
+    }, dir_option=None),
     Workload("lrustress", "LRU-lock safety stress: verified writers over more data than memory, "
              "mmap+mlock, THP splits, compaction, a memcg", {
         "writers": Arg(int), "size": SIZE_ARG, "mmappers": Arg(int), "mmap_size": SIZE_ARG,

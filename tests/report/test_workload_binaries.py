@@ -12,7 +12,7 @@ from manylab.console import ConsoleState
 from manylab.workloads import REGISTRY
 
 REPO = Path(__file__).resolve().parents[2]
-COMPILED = ("pwriter", "forkbench", "falseshare", "lrustress", "forkstress")
+COMPILED = ("pwriter", "forkbench", "falseshare", "lrustress", "forkstress", "contention")
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +81,32 @@ def test_forkbench_counts_operations(binaries, tmp_path, mode):
         assert sum(line["tasks"].values()) == 10
 
 
+def test_contention_counts_and_verifies_every_loop(binaries):
+    out = run(binaries["contention"], "--threads", "2", "--iters", "20000", "--cs", "2")
+    assert out.returncode == 0, out.stderr
+    (line,) = parsed(out.stdout).results
+    assert line["workload"] == "contention" and line["verified"] is True
+    assert line["ops_per_loop"] == 40000
+    for loop in ("atomic", "lock", "padded"):
+        assert 0 <= line[f"{loop}_handoffs"] < 40000
+        assert line[f"{loop}_handoffs_per_1000"] == pytest.approx(
+            1000 * line[f"{loop}_handoffs"] / 40000, abs=1e-3)
+    assert "atomic_contended" not in line
+    assert line["lock_contended_share"] == pytest.approx(line["lock_contended"] / 40000,
+                                                          abs=1e-5)
+    # one lock per thread on its own line: nobody ever waits or takes over
+    assert line["padded_handoffs"] == 0 and line["padded_contended"] == 0
+
+
+def test_contention_runs_one_loop_alone(binaries):
+    out = run(binaries["contention"], "--threads", "3", "--iters", "1000", "--mode", "lock")
+    (line,) = parsed(out.stdout).results
+    assert "lock_handoffs" in line and "atomic_handoffs" not in line
+    assert "padded_handoffs" not in line and line["verified"] is True
+
+
 def test_bad_values_exit_2(binaries):
+    assert run(binaries["contention"], "--mode", "spin").returncode == 2
+    assert run(binaries["contention"], "--threads", "0").returncode == 2
     assert run(binaries["pwriter"], "--size", "5000", "--block", "4096").returncode == 2
     assert run(binaries["forkbench"], "--mode", "spawn").returncode == 2

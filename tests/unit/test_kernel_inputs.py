@@ -52,9 +52,9 @@ def test_key_changes_with_patch_bytes_config_and_arch(patches_root):
 
 
 @needs_source
-def test_stock_is_the_empty_series(patches_root):
+def test_stock_is_the_lab_layer_alone(patches_root):
     inputs = kernel.resolve(kernel.KernelRequest("stock", "x86_64"))
-    assert inputs.patches == []
+    assert [p.path.parent.name for p in inputs.patches] == ["lab"]
     assert inputs.source_version.startswith("6.1.")
 
 

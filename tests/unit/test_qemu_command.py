@@ -1,5 +1,7 @@
 from pathlib import Path
 
+import pytest
+
 from manylab import plan, plugin, qemu
 from manylab import spec as specs
 from manylab.workloads import command_line, run_script
@@ -33,18 +35,58 @@ def point(write_spec, extra: str = "") -> dict:
     return plan.points(spec)[0].params
 
 
-def test_command_line_has_numa_nodes_and_plugin(write_spec, monkeypatch):
+QEMU_10 = "QEMU emulator version 10.0.2 (Debian 1:10.0.2+ds-2+deb13u1~bpo12+1)"
+
+
+@pytest.fixture
+def fake_qemu(monkeypatch):
     monkeypatch.setattr(qemu, "require_tool", lambda name, package: f"/usr/bin/{name}")
+    monkeypatch.setattr(qemu, "version", lambda path: QEMU_10)
+
+
+def test_command_line_has_numa_nodes_and_plugin(write_spec, fake_qemu):
     params = point(write_spec, "[machine]\nvcpus = 4\nmemory = '1G'\n"
                    "numa = [{size='512M', cpus='0-1,3'}, {size='512M', cpus='2', device='pcm'}]\n")
     argv = qemu.command(params, Path("/k/vmlinux"), Path("/i.cpio"), None, "/p.so,out=/s.json")
     text = " ".join(argv)
-    assert argv[:3] == ["/usr/bin/qemu-system-x86_64", "-M", "q35"]
+    assert argv[:5] == ["/usr/bin/qemu-system-x86_64", "-M", "q35", "-bios", "qboot.rom"]
     assert "-smp 4 -m 1024M" in text
+    assert "-icount shift=0,sleep=off" in text  # instruction time is the default
+    assert "intel-iommu" not in text and "x2apic" not in text
     assert "-numa node,nodeid=0,memdev=mem0,cpus=0-1,cpus=3" in text
     assert "-numa node,nodeid=1,memdev=mem1,cpus=2" in text
     assert "-plugin /p.so,out=/s.json" in text
     assert "console=ttyS0 panic=-1" in argv[argv.index("-append") + 1]
+    assert "lpj=1000000" in argv[argv.index("-append") + 1]
+
+
+def test_free_running_arm64_has_neither_icount_nor_qboot(write_spec, fake_qemu):
+    params = point(write_spec, "[machine]\narch = 'arm64'\nvcpus = 2\nreproducible = false\n")
+    argv = qemu.command(params, Path("/k/Image"), Path("/i.cpio"), None, None)
+    assert "-icount" not in argv and "-bios" not in argv
+    assert "lpj=" not in argv[argv.index("-append") + 1]
+
+
+@pytest.mark.parametrize(("vcpus", "wide"), [(255, False), (256, True)])
+def test_x86_beyond_255_vcpus_gets_x2apic_and_interrupt_remapping(write_spec, fake_qemu,
+                                                                  vcpus, wide):
+    params = point(write_spec, f"[machine]\nvcpus = {vcpus}\n")
+    argv = qemu.command(params, Path("/k/vmlinux"), Path("/i.cpio"), None, None)
+    assert argv[argv.index("-cpu") + 1] == ("qemu64,+x2apic" if wide else "qemu64")
+    assert ("intel-iommu,intremap=on,eim=on" in argv) is wide
+
+
+def test_an_old_qemu_is_refused_with_the_fix(write_spec, monkeypatch):
+    monkeypatch.setattr(qemu, "require_tool", lambda name, package: f"/usr/bin/{name}")
+    monkeypatch.setattr(qemu, "version", lambda path: "QEMU emulator version 7.2.22 (Debian)")
+    with pytest.raises(qemu.LabError, match=r"older than 10\.0: run scripts/setup\.sh"):
+        qemu.command(point(write_spec), Path("/k/vmlinux"), Path("/i.cpio"), None, None)
+
+
+def test_version_parsing():
+    assert qemu.parse_version(QEMU_10) == (10, 0)
+    assert qemu.parse_version("QEMU emulator version 7.2.22") == (7, 2)
+    assert qemu.parse_version("garbage") is None
 
 
 def test_plugin_arguments_carry_memory_devices_and_overrides(write_spec):
@@ -53,9 +95,18 @@ def test_plugin_arguments_carry_memory_devices_and_overrides(write_spec):
                    "[plugin]\nenabled = true\npreset = 'knl-64'\nset = {'l2.size_kib' = 512}\n")
     args = plugin.arguments(params, Path("/r/stats.json"), Path("/k/System.map"))
     assert args == ["out=/r/stats.json", "preset=knl-64", "mode=full", "roi=on", "checker=off",
-                    "sysmap=/k/System.map", "mem=dram:0x0:0x20000000",
+                    "sysmap=/k/System.map", "quantum=1000", "quantum_shared=0",
+                    "mem=dram:0x0:0x20000000",
                     "mem=pcm:0x40000000:0x20000000", "set.l2.size_kib=512"]
     assert plugin.qemu_argument(Path("/p.so"), ["a=x,y"]) == "/p.so,a=x,,y"
+
+
+def test_the_plugin_loads_for_the_quantum_alone_in_mode_none(write_spec):
+    params = point(write_spec, "[machine]\nquantum = 500\n")
+    assert plugin.wanted(params)
+    args = plugin.arguments(params, Path("/r/stats.json"), Path("/k/System.map"))
+    assert "mode=none" in args and "quantum=500" in args
+    assert not plugin.wanted(point(write_spec, "[machine]\nquantum = 0\n"))
 
 
 def test_workload_command_and_run_script(write_spec):

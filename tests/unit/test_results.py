@@ -2,16 +2,22 @@ import csv
 import json
 from pathlib import Path
 
-from manylab import atomic, results
+import pytest
+
+from manylab import atomic, qemu, results
 from manylab.cli import _selected
 from manylab.plan import Point
 
+QEMU_NOW = "QEMU emulator version 10.0.2"
 
-def make_point(study: Path, name: str, status: str | None, outputs=None, stats=None) -> Path:
+
+def make_point(study: Path, name: str, status: str | None, outputs=None, stats=None,
+               emulator: str = QEMU_NOW) -> Path:
     folder = study / name
     folder.mkdir(parents=True)
     (folder / "inputs.json").write_text(json.dumps(
-        {"params": {"machine": {"vcpus": 2}, "workload": {"name": "pwriter", "args": {}}}}))
+        {"params": {"machine": {"vcpus": 2}, "workload": {"name": "pwriter", "args": {}}},
+         "qemu": {"version": emulator}}))
     (folder / "workload.json").write_text(json.dumps(outputs or []))
     if stats is not None:
         (folder / "stats.json").write_text(json.dumps(stats))
@@ -44,11 +50,20 @@ def test_several_result_lines_get_indexed_prefixes(tmp_path):
     assert row["result0.size"] == 1 and row["result1.size"] == 2
 
 
-def test_rerun_selection(tmp_path):
+@pytest.fixture
+def qemu_now(monkeypatch):
+    monkeypatch.setattr(qemu, "binary", lambda arch: f"/usr/bin/qemu-{arch}")
+    monkeypatch.setattr(qemu, "version", lambda path: QEMU_NOW)
+
+
+X86 = {"machine": {"arch": "x86_64"}}
+
+
+def test_rerun_selection(tmp_path, qemu_now):
     make_point(tmp_path, "ok", "ok")
     make_point(tmp_path, "bad", "failed")
     make_point(tmp_path, "half", None)
-    points = [Point(name, {}) for name in ("ok", "bad", "half", "new")]
+    points = [Point(name, X86) for name in ("ok", "bad", "half", "new")]
 
     def chosen(force=False, retry=False):
         return [p.id for p in _selected(points, tmp_path, force, retry)]
@@ -56,6 +71,15 @@ def test_rerun_selection(tmp_path):
     assert chosen() == ["half", "new"]
     assert chosen(retry=True) == ["bad", "half", "new"]
     assert chosen(force=True) == ["ok", "bad", "half", "new"]
+
+
+def test_points_of_another_emulator_run_again(tmp_path, qemu_now, capsys):
+    make_point(tmp_path, "old-ok", "ok", emulator="QEMU emulator version 7.2.22")
+    make_point(tmp_path, "old-failed", "failed", emulator="QEMU emulator version 7.2.22")
+    make_point(tmp_path, "new-ok", "ok")
+    points = [Point(name, X86) for name in ("old-ok", "old-failed", "new-ok")]
+    assert [p.id for p in _selected(points, tmp_path, False, False)] == ["old-ok", "old-failed"]
+    assert "2 stored points were made by another QEMU version" in capsys.readouterr().err
 
 
 def test_replace_dir_swaps_whole_folders(tmp_path):

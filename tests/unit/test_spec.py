@@ -19,7 +19,8 @@ def test_defaults_fill_a_minimal_spec(write_spec):
     params = points[0].params
     assert params["kernel"]["variant"] == "stock"
     assert params["machine"] == {"arch": "x86_64", "vcpus": 1, "memory": "512M", "numa": [],
-                                 "tcg": "single", "cpu": "", "reproducible": False}
+                                 "tcg": "single", "cpu": "", "reproducible": True,
+                                 "quantum": specs.DEFAULT_QUANTUM, "quantum_shared": 0}
     assert spec.name == "study"
 
 
@@ -61,12 +62,15 @@ def test_a_single_list_valued_key_is_not_a_sweep(write_spec):
     ("[machine]\nvcpus = true\n" + MINIMAL, "[machine] vcpus: True is not an integer"),
     ("[machine]\narch = 'riscv'\n" + MINIMAL,
      "'riscv' is not allowed (allowed: 'x86_64', 'arm64')"),
-    ("[machine]\nvcpus = 256\n" + MINIMAL, "vcpus: 256 is above the x86_64 limit of 255"),
+    ("[machine]\nvcpus = 257\n" + MINIMAL, "vcpus: 257 is above the x86_64 limit of 256"),
     ("[machine]\narch='arm64'\nvcpus = 513\n" + MINIMAL, "above the arm64 limit of 512"),
     ("[machine]\nmemory = '12 parsecs'\n" + MINIMAL, "memory: '12 parsecs' is not a size"),
     ("[machine]\nvcpus = []\n" + MINIMAL, "an empty list sweeps over nothing"),
     ("[study]\nrepeats = [1, 2]\n" + MINIMAL, "[study] repeats: takes one value"),
-    ("[machine]\nvcpus = 2\nreproducible = true\n" + MINIMAL, "hangs at SMP bring-up"),
+    ("[machine]\ntcg = 'multi'\n" + MINIMAL, "reproducible: needs tcg = 'single'"),
+    ("[machine]\ntcg = 'multi'\nreproducible = false\n" + MINIMAL,
+     "quantum: the vCPU switch needs tcg = 'single' (or quantum = 0)"),
+    ("[machine]\nquantum = -1\n" + MINIMAL, "quantum: must be 0 or more"),
     ("[workload]\nname = 'nope'\n", "unknown workload 'nope'"),
     ("[workload]\nname = 'pwriter'\nargs = { prcs = 2 }\n", "'pwriter' has no argument 'prcs'"),
     ("[workload]\nname = 'pwriter'\nargs = { pattern = 'zigzag' }\n", "'zigzag' is not one of"),
