@@ -5,11 +5,17 @@ Prints, for each arch:
   - cold build: empty artifact cache and empty ccache (a private cache folder),
   - warm build: empty artifact cache, warm ccache (what a patch edit costs at most),
   - cached: a second request for the same kernel (the content-hash hit),
-and boot / whole-run seconds for a small pwriter run at the requested vCPU counts.
+and boot / whole-run seconds for a small pwriter run at the requested vCPU counts, in each
+requested run mode side by side (the runs of one vCPU count follow each other):
+  lockstep: the lab's default, instruction time (icount) and the plugin's vCPU switch every
+            machine.quantum instructions (plugin mode none: no model);
+  free:     free-running TCG, guest time is host time, QEMU's own vCPU slices.
+The ratio lockstep/free of whole-run times is printed per vCPU count.
 
 Usage: .venv/bin/python scripts/bench_spine.py [--arch x86_64 arm64] [--vcpus 1 8 64]
-                                               [--big] [--no-cold] [--no-build]
-  --big adds 255 vCPUs on x86_64 and 256 on arm64 (several minutes each on 2 cores).
+                                               [--modes lockstep free] [--big]
+                                               [--no-cold] [--no-build]
+  --big adds 256 vCPUs on both arches (several minutes each on 2 cores).
 """
 
 from __future__ import annotations
@@ -27,7 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from manylab import kernel, paths, plan, runner  # noqa: E402
 from manylab import spec as specs  # noqa: E402
 
-BIG = {"x86_64": 255, "arm64": 256}
+BIG = {"x86_64": 256, "arm64": 256}
+MODES: dict[str, dict[str, object]] = {
+    "lockstep": {},
+    "free": {"reproducible": False, "quantum": 0},
+}
 
 
 def timed_build(arch: str) -> float:
@@ -69,10 +79,11 @@ def build_times(arch: str, cold: bool) -> dict[str, float]:
     return figures
 
 
-def run_times(arch: str, vcpus: int, results_root: Path) -> dict[str, float | str]:
+def run_times(arch: str, vcpus: int, mode: str, results_root: Path) -> dict[str, float | str]:
     raw = {
-        "study": {"name": f"bench-{arch}-{vcpus}"},
-        "machine": {"arch": arch, "vcpus": vcpus, "memory": "2G" if vcpus > 64 else "1G"},
+        "study": {"name": f"bench-{arch}-{vcpus}-{mode}"},
+        "machine": {"arch": arch, "vcpus": vcpus, "memory": "2G" if vcpus > 64 else "1G",
+                    **MODES[mode]},
         "workload": {"name": "pwriter", "args": {"procs": min(vcpus, 16), "size": "4M"}},
     }
     spec = specs.parse(raw, Path(f"<bench {arch} {vcpus}>"))
@@ -87,6 +98,7 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--arch", nargs="+", default=["x86_64", "arm64"])
     parser.add_argument("--vcpus", nargs="+", type=int, default=[1, 8, 64])
+    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
     parser.add_argument("--big", action="store_true")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold (empty ccache) build")
     parser.add_argument("--no-build", action="store_true", help="skip every build timing")
@@ -99,10 +111,16 @@ def main() -> int:
                     print(f"{arch:7} kernel {name:14} {value:8.1f}", flush=True)
             counts = list(args.vcpus) + ([BIG[arch]] if args.big else [])
             for vcpus in counts:
-                figures = run_times(arch, vcpus, Path(scratch))
-                print(f"{arch:7} vcpus={vcpus:<4} boot_s={figures['boot_s']:8.1f} "
-                      f"total_s={figures['total_s']:8.1f} status={figures['status']}",
-                      flush=True)
+                totals: dict[str, float] = {}
+                for mode in args.modes:
+                    figures = run_times(arch, vcpus, mode, Path(scratch))
+                    totals[mode] = float(figures["total_s"])
+                    print(f"{arch:7} vcpus={vcpus:<4} {mode:8} boot_s={figures['boot_s']:8.1f} "
+                          f"total_s={figures['total_s']:8.1f} status={figures['status']}",
+                          flush=True)
+                if {"lockstep", "free"} <= totals.keys():
+                    print(f"{arch:7} vcpus={vcpus:<4} lockstep/free total = "
+                          f"{totals['lockstep'] / totals['free']:.2f}", flush=True)
     return 0
 
 

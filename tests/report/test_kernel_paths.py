@@ -57,10 +57,12 @@ def finerlru_study(tmp_path, baseline="kernel.cmdline=finer_lru.factor=1"):
 
 
 def test_lock_wait_is_the_sum_of_the_listed_patterns_and_its_share_of_roi_insts():
-    rows = with_derived([{"fn.a.insts": 30, "fn.b.insts": 20, "stats.roi.insts": 1000},
+    rows = with_derived([{"fn.a.insts": 30, "fn.b.insts": 20, "stats.roi.insts": 1000,
+                          "paths.insts": 80},
                          {"fn.a.insts": 5}], ["a", "b"])
     assert rows[0]["lock_wait.insts"] == 50
     assert rows[0]["lock_wait.pct_of_roi_insts"] == pytest.approx(5.0)
+    assert rows[0]["lock_wait.pct_of_path_insts"] == pytest.approx(62.5)
     assert "lock_wait.insts" not in rows[1]
 
 
