@@ -51,12 +51,23 @@ def point_row(point_dir: Path) -> dict[str, Any] | None:
         for index, output in enumerate(outputs):
             flatten(output, f"result{index}", row)
     stats = _load_json(point_dir / "stats.json")
-    if isinstance(stats, dict) and isinstance(stats.get("summary"), dict):
-        for name, value in stats["summary"].items():
-            row[f"stats.{name}"] = value
+    if isinstance(stats, dict):
         patterns = params.get("plugin", {}).get("functions", [])
-        row.update(function_columns(stats, patterns))
+        row.update(stats_columns(stats, patterns))
     return row
+
+
+def stats_columns(stats: dict[str, Any], patterns: list[str]) -> dict[str, Any]:
+    """The plugin's figures for the table: its summary and its vCPU interleaving under
+    `stats.`, and the per-function columns of the spec's plugin.functions patterns."""
+    columns: dict[str, Any] = {}
+    if isinstance(stats.get("summary"), dict):
+        for name, value in stats["summary"].items():
+            columns[f"stats.{name}"] = value
+        columns.update(function_columns(stats, patterns))
+    if isinstance(stats.get("interleave"), dict):
+        flatten(stats["interleave"], "stats.interleave", columns)
+    return columns
 
 
 FUNCTION_METRICS = ("insts", "coh.msgs", "l1d.misses")

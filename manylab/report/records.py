@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from manylab.results import flatten, function_columns
+from manylab.results import flatten, stats_columns
 from manylab.runner import read_result
 from manylab.spec import SCHEMA
 
@@ -52,11 +52,9 @@ def point_records(point_dir: Path) -> list[Record]:
     inputs = _load_json(point_dir / "inputs.json") or {}
     flatten(inputs.get("params", {}), "", base)
     stats = _load_json(point_dir / "stats.json")
-    if isinstance(stats, dict) and isinstance(stats.get("summary"), dict):
-        for name, value in stats["summary"].items():
-            base[f"stats.{name}"] = value
+    if isinstance(stats, dict):
         patterns = inputs.get("params", {}).get("plugin", {}).get("functions", [])
-        base.update(function_columns(stats, patterns))
+        base.update(stats_columns(stats, patterns))
     outputs = _load_json(point_dir / "workload.json") or []
     if not isinstance(outputs, list) or not outputs:
         return [{**base, "line": 0}]

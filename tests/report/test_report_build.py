@@ -142,3 +142,31 @@ def test_keys_moving_in_lockstep_with_the_x_axis_are_not_series():
     assert not lockstep(records, "machine.vcpus", "kernel.cmdline")
     lay = writers_layout(records, ["kernel.cmdline", "machine.vcpus", "workload.args.workers"])
     assert (lay.x, lay.series) == ("machine.vcpus", ["kernel.cmdline"])
+
+
+def test_contention_report_draws_handoffs_against_the_quantum(tmp_path):
+    study = tmp_path / "interleave"
+    for quantum, handoffs in ((0, 0.01), (100, 400.0), (1000, 30.0)):
+        for repeat in (0, 1):
+            point_params = params("contention", {"threads": 4}, repeat, 4)
+            point_params["machine"]["quantum"] = quantum
+            folder = write_point(
+                study, f"q{quantum}-{repeat}", point_params,
+                [{"workload": "contention", "atomic_handoffs_per_1000": handoffs + repeat,
+                  "lock_handoffs_per_1000": handoffs / 2, "padded_handoffs_per_1000": 0.0,
+                  "lock_contended_share": 0.1, "padded_contended_share": 0.0,
+                  "verified": True}],
+                stats={"insts": 1000})
+            stats = json.loads((folder / "stats.json").read_text())
+            stats["interleave"] = {"quantum": quantum, "switches": 10 * quantum,
+                                   "short_turns": 0, "icount": True}
+            (folder / "stats.json").write_text(json.dumps(stats))
+    index = make_report(study)
+    sources, text = images_of(index)
+    assert ["contention-handoffs.png", "contention-contended.png",
+            "contention-switches.png"] == sources[:3]
+    assert "contention: handoffs per 1,000 operations vs machine.quantum" in text
+    with (study / "results.csv").open() as handle:
+        rows = {r["point"]: r for r in csv.DictReader(handle)}
+    assert rows["q1000-1"]["stats.interleave.switches"] == "10000"
+    assert rows["q1000-1"]["stats.interleave.icount"] == "True"

@@ -35,7 +35,7 @@ def plot_set(workload: str) -> PlotSet:
     return REGISTRY.get(workload, REGISTRY["generic"])
 
 
-BUILTIN = ("forkbench", "generic", "mmf", "pwriter")
+BUILTIN = ("contention", "forkbench", "generic", "mmf", "pwriter")
 
 
 def _load_builtin() -> None:
