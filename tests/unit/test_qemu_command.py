@@ -74,6 +74,7 @@ def test_x86_beyond_255_vcpus_gets_x2apic_and_interrupt_remapping(write_spec, fa
     argv = qemu.command(params, Path("/k/vmlinux"), Path("/i.cpio"), None, None)
     assert argv[argv.index("-cpu") + 1] == ("qemu64,+x2apic" if wide else "qemu64")
     assert ("intel-iommu,intremap=on,eim=on" in argv) is wide
+    assert ("qboot.rom" in argv) is not wide  # SeaBIOS switches the CPUs to x2APIC mode
 
 
 def test_an_old_qemu_is_refused_with_the_fix(write_spec, monkeypatch):
