@@ -200,7 +200,8 @@ def cmd_boot(args: argparse.Namespace) -> int:
         "study": {"name": "boot", "timeout_s": args.timeout},
         "kernel": {"variant": args.variant, "fragments": args.fragment, "cmdline": args.cmdline},
         "machine": {"arch": args.arch, "vcpus": args.vcpus, "memory": args.memory,
-                    "quantum": args.quantum, "reproducible": not args.free_running},
+                    "quantum": args.quantum, "quantum_shared": args.quantum_shared,
+                    "reproducible": not args.free_running},
         "workload": {"name": "shell", "fs": args.fs,
                      "args": {"script": " ".join(args.guest_command) or
                               "echo MANYLAB-RESULT {\\\"cpus\\\": $(nproc)}"}},
@@ -298,6 +299,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--plugin-mode", default="full", choices=("count", "full"))
     p.add_argument("--quantum", type=int, default=specs.DEFAULT_QUANTUM,
                    help="guest instructions per vCPU turn (0: QEMU's own slices)")
+    p.add_argument("--quantum-shared", type=int, default=0,
+                   help="turn length after touching other vCPUs' lines (full model; 0: quantum)")
     p.add_argument("--free-running", action="store_true",
                    help="no icount: guest time is host time (faster, not reproducible)")
     p.add_argument("guest_command", nargs=argparse.REMAINDER, metavar="-- COMMAND",

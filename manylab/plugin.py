@@ -9,8 +9,7 @@ from typing import Any
 from manylab.errors import LabError
 from manylab.hashing import sha256_file
 from manylab.paths import PLUGIN_DIR
-from manylab.qemu import RAM_BASE_ARM64, MemRange, numa_nodes
-from manylab.spec import parse_size
+from manylab.qemu import MemRange, memory_map, numa_nodes
 
 
 def library() -> Path:
@@ -23,26 +22,11 @@ def library() -> Path:
 
 
 def plugin_view(point: dict[str, Any]) -> list[MemRange]:
-    """Each node's RAM as QEMU 7.2's plugin API reports it, which is not guest-physical.
-
-    qemu_plugin_hwaddr_phys_addr returns ram_block.offset + offset + memory_region.addr. With
-    one memory-backend-ram per NUMA node, node k's block and its region inside the machine's RAM
-    container both sit at the node's RAM base b_k, so node k appears at 2 * b_k (measured on
-    x86 q35 and arm64 virt: accesses bound to node 1 of 2 x 512 MiB arrive at 0x40000000).
-    Without NUMA nodes there is one block: x86 reports RAM offsets (0..size, the PCI hole
-    closed), arm64 virt the true addresses from 1 GiB.
-    """
+    """Each node's RAM as the plugin sees it: QEMU 10's `qemu_plugin_hwaddr_phys_addr` is the
+    guest-physical address (QEMU 7.2 added RAM-block offsets and showed node k at twice its
+    base), so the plugin's ranges are the guest's memory map."""
     machine = point["machine"]
-    if not machine["numa"]:
-        base = RAM_BASE_ARM64 if machine["arch"] == "arm64" else 0
-        return [MemRange("dram", base, parse_size(machine["memory"]))]
-    ranges = []
-    ram_base = 0
-    for node in numa_nodes(machine):
-        size = parse_size(node["size"])
-        ranges.append(MemRange(node.get("device", "dram"), 2 * ram_base, size))
-        ram_base += size
-    return ranges
+    return memory_map(machine["arch"], numa_nodes(machine))
 
 
 def wanted(point: dict[str, Any]) -> bool:

@@ -65,7 +65,7 @@ REGISTRY: dict[str, Workload] = {w.name: w for w in (
         "iters": Arg(int, doc="operations per thread and loop"),
         "mode": Arg(str, ("atomic", "lock", "padded", "all")),
         "cs": Arg(int, doc="increments inside each critical section"),
-        "think": Arg(int, doc="local increments between two acquisitions"),
+        "think": Arg(int, doc="local loop iterations between two lock acquisitions"),
         "no_pin": Arg(bool, doc="do not pin thread i to CPU i"),
     }, dir_option=None),
     Workload("lrustress", "LRU-lock safety stress: verified writers over more data than memory, "

@@ -2,10 +2,11 @@
 /*
  * contention: the lab's check that vCPUs interleave finely enough for contention to exist.
  * Three loops, each ROI region 0 with its own phase:
- *   phase 1, atomic: every thread exchanges its id into one shared word; a handoff is an
- *            exchange whose previous value came from another thread.
+ *   phase 1, atomic: every thread exchanges its id into one shared word back to back; a
+ *            handoff is an exchange whose previous value came from another thread.
  *   phase 2, lock:   a test-and-test-and-set spin lock (pause/yield while waiting) around a
- *            short critical section on the lock's own cache line; an acquisition is
+ *            short critical section on the lock's own cache line, with some local work
+ *            between two acquisitions as real lock users have; an acquisition is
  *            contended when the thread found the lock held, a handoff when the previous
  *            holder was another thread.
  *   phase 3, padded: the same lock loop with one lock per thread on its own line (no sharing:
@@ -70,8 +71,8 @@ static void usage(FILE *out, const char *prog)
 		"  --threads N  worker threads (default: online CPUs, at most %d)\n"
 		"  --iters N    operations per thread and loop (default 200000)\n"
 		"  --mode M     which loop(s) to run (default all)\n"
-		"  --cs N       increments inside each critical section (default 4)\n"
-		"  --think N    local increments between two acquisitions (default 0)\n"
+		"  --cs N       increments inside each critical section (default 10)\n"
+		"  --think N    local loop iterations between two lock acquisitions (default 50)\n"
 		"  --no-pin     do not pin thread i to CPU i mod ncpus\n"
 		"Each loop is manylab ROI region 0; phase 1 = atomic, 2 = lock, 3 = padded.\n"
 		"Prints one line: MANYLAB-RESULT {json} with handoffs and contended acquisitions.\n",
@@ -109,7 +110,7 @@ static void parse(int argc, char **argv, struct options *o)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	*o = (struct options){ .threads = ncpu < 1 ? 1 : (ncpu > MAX_THREADS ? MAX_THREADS : (int)ncpu),
-			       .iters = 200000, .phases = ATOMIC | LOCK | PADDED, .cs = 4, .pin = 1 };
+			       .iters = 200000, .phases = ATOMIC | LOCK | PADDED, .cs = 10, .think = 50, .pin = 1 };
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
@@ -160,7 +161,6 @@ static void atomic_loop(struct worker *w)
 
 		if (before && before != me)
 			w->tally.handoffs++;
-		think(w->o->think);
 	}
 }
 

@@ -5,6 +5,8 @@ use crate::params::{preset, Params};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
+    /// No memory callbacks: instructions, regions and the vCPU switch only.
+    None,
     /// Count instructions and memory accesses only (the speed baseline).
     Count,
     /// The whole model: caches, coherence, memory devices.
@@ -14,6 +16,7 @@ pub enum Mode {
 impl Mode {
     pub fn name(self) -> &'static str {
         match self {
+            Mode::None => "none",
             Mode::Count => "count",
             Mode::Full => "full",
         }
@@ -53,9 +56,17 @@ pub struct Config {
     pub roi: RoiGate,
     pub mem: Vec<MemRange>,
     pub overrides: Vec<(String, String)>,
+    /// Guest instructions per vCPU turn before the vCPU is made to yield (0: QEMU's slices).
+    pub quantum: u64,
+    /// The turn length of a vCPU that lately touched lines other vCPUs hold (0: `quantum`).
+    pub quantum_shared: u64,
 }
 
-pub const ARG_KEYS: &str = "out, preset, sysmap, mode, checker, roi, mem, set.<key>";
+pub const ARG_KEYS: &str = "out, preset, sysmap, mode, checker, roi, mem, quantum, quantum_shared, set.<key>";
+
+fn count(key: &str, value: &str) -> Result<u64, String> {
+    value.parse().map_err(|_| format!("bad value '{value}' for {key}: expected a whole number"))
+}
 
 fn on_off(key: &str, value: &str) -> Result<bool, String> {
     match value {
@@ -75,6 +86,8 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
         roi: RoiGate::Off,
         mem: Vec::new(),
         overrides: Vec::new(),
+        quantum: 0,
+        quantum_shared: 0,
     };
     for arg in args {
         let arg = arg.as_ref();
@@ -88,9 +101,10 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
             "sysmap" => cfg.sysmap = Some(value.into()),
             "mode" => {
                 cfg.mode = match value {
+                    "none" => Mode::None,
                     "count" => Mode::Count,
                     "full" => Mode::Full,
-                    _ => return Err(format!("bad value '{value}' for mode: expected count or full")),
+                    _ => return Err(format!("bad value '{value}' for mode: expected none, count or full")),
                 }
             }
             "checker" => cfg.checker = on_off(key, value)?,
@@ -103,6 +117,8 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
                 }
             }
             "mem" => cfg.mem.push(MemRange::parse(value)?),
+            "quantum" => cfg.quantum = count(key, value)?,
+            "quantum_shared" => cfg.quantum_shared = count(key, value)?,
             _ if key.starts_with("set.") => cfg.overrides.push((key[4..].into(), value.into())),
             "out" => return Err("bad value '' for out: expected a file path".into()),
             _ => return Err(format!("unknown key '{key}'; allowed keys: {ARG_KEYS}")),
@@ -139,8 +155,11 @@ mod tests {
             "mem=pcm:40000000:40000000",
             "set.l2.size_kib=8",
             "set.cluster=quadrant",
+            "quantum=1000",
+            "quantum_shared=100",
         ])
         .unwrap();
+        assert_eq!((cfg.quantum, cfg.quantum_shared), (1000, 100));
         assert_eq!(cfg.mode, Mode::Count);
         assert!(cfg.checker && cfg.roi == RoiGate::On && cfg.sysmap.is_none());
         assert_eq!(cfg.mem.len(), 2);
@@ -154,6 +173,7 @@ mod tests {
         assert!(parse(&["mode=fast"]).unwrap_err().contains("mode"));
         assert!(parse(&["roi=maybe"]).unwrap_err().contains("roi"));
         assert!(parse(&["mem=dram:zz:1"]).unwrap_err().contains("mem"));
+        assert!(parse(&["quantum=-5"]).unwrap_err().contains("quantum"));
         let cfg = parse(&["set.l9.size=1"]).unwrap();
         assert!(machine_params(&cfg, 4).unwrap_err().contains("set.l9.size"));
         let cfg = parse(&["preset=knl-9"]).unwrap();

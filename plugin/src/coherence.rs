@@ -58,6 +58,9 @@ pub struct Machine {
     /// Coherence messages and invalidations of the access, added to its function once.
     func_msgs: u64,
     func_invalidations: u64,
+    /// Set when a request needed another cache (a forward or an invalidation); the plugin's
+    /// adaptive quantum reads and clears it.
+    pub remote_seen: bool,
 }
 
 const NO_MRU: u64 = u64::MAX;
@@ -113,19 +116,40 @@ impl Machine {
             hot_pending: Vec::with_capacity(8),
             func_msgs: 0,
             func_invalidations: 0,
+            remote_seen: false,
         }
     }
 
     /// One guest memory access of `size` bytes at guest-physical `paddr`.
     #[inline(always)]
     pub fn access(&mut self, vcpu: usize, paddr: u64, vaddr: u64, size: u32, store: bool, func: u32) {
+        self.stats.hot[if store { HOT_STORES } else { HOT_LOADS }] += 1;
+        self.model(vcpu, paddr, vaddr, size, store, func);
+    }
+
+    /// The load half of an atomic read-modify-write: counted as a load and an atomic, modelled
+    /// as one ownership request for the whole operation (its store half is `rmw_store`).
+    pub fn access_rmw(&mut self, vcpu: usize, paddr: u64, vaddr: u64, size: u32, func: u32) {
+        self.stats.hot[HOT_LOADS] += 1;
+        self.stats.add(Ctr::Atomics, 1);
+        self.model(vcpu, paddr, vaddr, size, true, func);
+    }
+
+    /// The store half of an atomic read-modify-write: counted only, since `access_rmw` took
+    /// ownership for it. Counting it apart keeps the model's result the same whether another
+    /// vCPU's access falls between the halves (multi-threaded TCG) or not.
+    pub fn rmw_store(&mut self) {
+        self.stats.hot[HOT_STORES] += 1;
+    }
+
+    #[inline(always)]
+    fn model(&mut self, vcpu: usize, paddr: u64, vaddr: u64, size: u32, store: bool, func: u32) {
         let core = match self.topo.vcpu_core.get(vcpu) {
             Some(&core) => core as usize,
             None => self.topo.vcpu_core[vcpu % self.topo.vcpu_core.len()] as usize,
         };
         let first = paddr >> LINE_SHIFT;
         let last = (paddr + size.max(1) as u64 - 1) >> LINE_SHIFT;
-        self.stats.hot[if store { HOT_STORES } else { HOT_LOADS }] += 1;
         if first == last && !self.checker {
             let m = self.mru_index(core, first);
             let mru = self.mru[m];
@@ -379,6 +403,7 @@ impl Machine {
         let flits = if m.carries_data() { self.data_flits } else { 1 };
         self.stats.msg(m, flits, hops(from, to));
         self.func_msgs += 1;
+        self.remote_seen |= matches!(m, Msg::FwdGetS | Msg::FwdGetM | Msg::Inv);
         if m.is_sharing() {
             self.hot(line).1 += 1;
         }

@@ -2,6 +2,7 @@
 //! directory, and DRAM/MCDRAM/PCM memory devices. See README.md for arguments and schema.
 
 pub mod args;
+pub mod atomics;
 pub mod cache;
 pub mod coherence;
 pub mod directory;
@@ -10,6 +11,7 @@ pub mod memory;
 pub mod params;
 pub mod report;
 pub mod roi;
+pub mod running_vcpu;
 pub mod stats;
 pub mod symbols;
 pub mod topology;

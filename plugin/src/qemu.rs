@@ -4,17 +4,19 @@
 
 use std::cell::UnsafeCell;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
 use std::sync::OnceLock;
 use std::time::Instant;
 
 use qemu_plugin_sys::*;
 
 use crate::args::{self, Config, Mode, RoiGate};
+use crate::atomics;
 use crate::coherence::Machine;
 use crate::params::Params;
-use crate::report::{self, RunInfo};
+use crate::report::{self, Interleave, RunInfo};
 use crate::roi::{self, Isa, Marker, MarkerOp, Regions, Sample};
+use crate::running_vcpu::{self, BaseTable};
 use crate::stats::{Ctr, Stats};
 use crate::symbols::Symbols;
 
@@ -29,6 +31,12 @@ struct VcpuCounters {
     insts: AtomicU64,
     loads: AtomicU64,
     stores: AtomicU64,
+    /// Guest instructions left in the vCPU's turn (quantum > 0).
+    turn_left: AtomicU64,
+    /// The vCPU's accesses needed another cache during this turn (adaptive quantum).
+    touched_remote: AtomicBool,
+    switches: AtomicU64,
+    short_turns: AtomicU64,
 }
 
 #[inline]
@@ -101,115 +109,132 @@ impl<T> Drop for SpinGuard<'_, T> {
     }
 }
 
+unsafe extern "C" {
+    fn g_byte_array_new() -> *mut GByteArray;
+    fn g_byte_array_set_size(array: *mut GByteArray, length: c_uint) -> *mut GByteArray;
+    fn g_array_free(array: *mut GArray, free_segment: c_int) -> *mut c_char;
+}
+
+/// The running vCPU under single-threaded TCG, from its per-CPU base (running_vcpu.rs says
+/// why the index QEMU passes cannot be used). Only the one TCG thread touches it.
+struct RunningVcpu {
+    target: String,
+    /// Register handles (as addresses), found at the first vCPU's init.
+    regs: OnceLock<Vec<usize>>,
+    cpu_number: Option<u64>,
+    max_vcpus: usize,
+    table: UnsafeCell<BaseTable>,
+    buf: UnsafeCell<usize>,
+    current: AtomicU32,
+}
+
+// SAFETY: used only where one host thread runs every vCPU (single-threaded TCG).
+unsafe impl Sync for RunningVcpu {}
+
+impl RunningVcpu {
+    fn new(target: &str, sysmap: Option<&str>, max_vcpus: usize) -> RunningVcpu {
+        let cpu_number =
+            sysmap.and_then(|p| std::fs::read_to_string(p).ok()).and_then(|t| running_vcpu::cpu_number_symbol(&t));
+        RunningVcpu {
+            target: target.into(),
+            regs: OnceLock::new(),
+            cpu_number,
+            max_vcpus,
+            table: UnsafeCell::new(BaseTable::default()),
+            buf: UnsafeCell::new(0),
+            current: AtomicU32::new(0),
+        }
+    }
+
+    /// Called in a vCPU callback: the handles of the per-CPU base registers.
+    unsafe fn find_registers(&self) {
+        if self.regs.get().is_some() {
+            return;
+        }
+        let wanted = running_vcpu::base_registers(&self.target);
+        let array = unsafe { qemu_plugin_get_registers() };
+        let mut found = vec![0usize; wanted.len()];
+        if !array.is_null() {
+            let descs = unsafe {
+                std::slice::from_raw_parts((*array).data as *const qemu_plugin_reg_descriptor, (*array).len as usize)
+            };
+            for d in descs {
+                let name = unsafe { CStr::from_ptr(d.name) }.to_string_lossy();
+                if let Some(i) = wanted.iter().position(|w| *w == name) {
+                    found[i] = d.handle as usize;
+                }
+            }
+            unsafe { g_array_free(array, 1) };
+        }
+        let complete = !wanted.is_empty() && found.iter().all(|&h| h != 0);
+        if !complete {
+            eprintln!(
+                "manylab-plugin: no per-CPU base register ({}): vCPUs are as QEMU numbers them",
+                wanted.join(", ")
+            );
+        }
+        let _ = self.regs.set(if complete { found } else { Vec::new() });
+        unsafe { *self.buf.get() = g_byte_array_new() as usize };
+    }
+
+    fn read(&self, buf: *mut GByteArray, handle: usize) -> u64 {
+        unsafe {
+            g_byte_array_set_size(buf, 0);
+            let n = qemu_plugin_read_register(handle as *mut qemu_plugin_register, buf);
+            if n < 8 {
+                return 0;
+            }
+            let bytes = std::slice::from_raw_parts((*buf).data, 8);
+            u64::from_le_bytes(bytes.try_into().unwrap_or([0; 8]))
+        }
+    }
+
+    /// Reads the base register(s) at a block's start and sets the running vCPU.
+    #[inline]
+    fn update(&self, kernel_text: bool) -> usize {
+        let current = self.current.load(Relaxed) as usize;
+        let Some(regs) = self.regs.get().filter(|r| !r.is_empty()) else { return current };
+        let buf = unsafe { *self.buf.get() } as *mut GByteArray;
+        let mut values = [0u64; 2];
+        for (v, &h) in values.iter_mut().zip(regs) {
+            *v = self.read(buf, h);
+        }
+        let base = running_vcpu::per_cpu_base(&values[..regs.len()], kernel_text);
+        if base == 0 {
+            return current;
+        }
+        // SAFETY: single-threaded TCG; nothing else holds the table.
+        let table = unsafe { &mut *self.table.get() };
+        let vcpu = match table.lookup(base) {
+            Some(v) => v,
+            None => {
+                let v = self.cpu_number_at(buf, base).unwrap_or(table.len() as u32 % self.max_vcpus as u32);
+                table.insert(base, v);
+                v
+            }
+        };
+        self.current.store(vcpu, Relaxed);
+        vcpu as usize
+    }
+
+    fn cpu_number_at(&self, buf: *mut GByteArray, base: u64) -> Option<u32> {
+        let sym = self.cpu_number?;
+        unsafe {
+            g_byte_array_set_size(buf, 0);
+            if !qemu_plugin_read_memory_vaddr(base.wrapping_add(sym), buf, 4) {
+                return None;
+            }
+            let bytes = std::slice::from_raw_parts((*buf).data, 4);
+            let n = u32::from_le_bytes(bytes.try_into().ok()?);
+            ((n as usize) < self.max_vcpus).then_some(n)
+        }
+    }
+}
+
 struct Model {
     machine: Option<Machine>,
     count_stats: Stats,
     regions: Regions,
-    phys: PhysCache,
-}
-
-/// QEMU 7.2's `struct qemu_plugin_hwaddr` (include/qemu/plugin-memory.h): `bool is_io;
-/// bool is_store; union { struct { MemoryRegionSection *section; hwaddr offset; } io;
-/// struct { void *hostaddr; } ram; } v;`. Read directly by `PhysCache`.
-#[repr(C)]
-struct RawHwaddr {
-    is_io: bool,
-    is_store: bool,
-    hostaddr: u64,
-}
-
-const PHYS_CACHE_SLOTS: usize = 4096;
-const PAGE_MASK: u64 = 0xfff;
-
-/// Skips `qemu_plugin_hwaddr_is_io` and `qemu_plugin_hwaddr_phys_addr` (a RAM-block search
-/// under RCU) for RAM accesses: QEMU computes the physical address from the host address of
-/// the access, and RAM blocks are page-aligned and never move in these runs, so the value for
-/// one host page plus the offset in the page is the API's value for any byte of the page. A
-/// direct-mapped cache keeps the value per host page; misses ask the API. The first
-/// `VERIFY_ACCESSES` accesses are computed both ways and compared (layout check), and every
-/// fill checks the page offsets agree; any disagreement turns the cache off for the run.
-struct PhysCache {
-    pages: Box<[u64]>,
-    bases: Box<[u64]>,
-    verify_left: u64,
-    enabled: bool,
-}
-
-const VERIFY_ACCESSES: u64 = 1 << 16;
-
-impl PhysCache {
-    fn new() -> PhysCache {
-        PhysCache {
-            pages: vec![u64::MAX; PHYS_CACHE_SLOTS].into_boxed_slice(),
-            bases: vec![0; PHYS_CACHE_SLOTS].into_boxed_slice(),
-            verify_left: VERIFY_ACCESSES,
-            enabled: true,
-        }
-    }
-
-    /// The API's answer: `None` for I/O, else the physical address.
-    unsafe fn api(hw: *mut qemu_plugin_hwaddr) -> Option<u64> {
-        if unsafe { qemu_plugin_hwaddr_is_io(hw) } {
-            None
-        } else {
-            Some(unsafe { qemu_plugin_hwaddr_phys_addr(hw) })
-        }
-    }
-
-    /// # Safety
-    /// `hw` is the non-null result of `qemu_plugin_get_hwaddr` for the current access.
-    #[inline(always)]
-    unsafe fn lookup(&mut self, hw: *mut qemu_plugin_hwaddr) -> Option<u64> {
-        if !self.enabled || self.verify_left > 0 {
-            return unsafe { self.slow(hw) };
-        }
-        let raw = unsafe { &*(hw as *const RawHwaddr) };
-        if raw.is_io {
-            return None;
-        }
-        let host = raw.hostaddr;
-        let page = host >> 12;
-        let i = page as usize & (PHYS_CACHE_SLOTS - 1);
-        if self.pages[i] == page {
-            return Some(self.bases[i] + (host & PAGE_MASK));
-        }
-        unsafe { self.slow(hw) }
-    }
-
-    #[inline(never)]
-    unsafe fn slow(&mut self, hw: *mut qemu_plugin_hwaddr) -> Option<u64> {
-        let real = unsafe { Self::api(hw) };
-        if !self.enabled {
-            return real;
-        }
-        let raw = unsafe { &*(hw as *const RawHwaddr) };
-        if self.verify_left > 0 {
-            self.verify_left -= 1;
-            let cached = if raw.is_io { None } else { self.cached(raw.hostaddr) };
-            if raw.is_io != real.is_none() || cached.is_some_and(|c| Some(c) != real) {
-                self.enabled = false;
-                return real;
-            }
-        }
-        if let Some(paddr) = real {
-            let host = raw.hostaddr;
-            if (paddr ^ host) & PAGE_MASK != 0 {
-                self.enabled = false;
-                return real;
-            }
-            let page = host >> 12;
-            let i = page as usize & (PHYS_CACHE_SLOTS - 1);
-            self.pages[i] = page;
-            self.bases[i] = paddr - (host & PAGE_MASK);
-        }
-        real
-    }
-
-    fn cached(&self, host: u64) -> Option<u64> {
-        let page = host >> 12;
-        let i = page as usize & (PHYS_CACHE_SLOTS - 1);
-        (self.pages[i] == page).then(|| self.bases[i] + (host & PAGE_MASK))
-    }
 }
 
 impl Model {
@@ -231,13 +256,14 @@ struct Plugin {
     max_vcpus: usize,
     syms: Symbols,
     counters: Vec<VcpuCounters>,
-    /// Per vCPU, instructions per symbol id (user space and unknown kernel included);
-    /// multi-threaded TCG only (execution callbacks).
+    /// Per vCPU, instructions per symbol id (user space and unknown kernel included).
     func_insts: Vec<Box<[AtomicU64]>>,
-    /// Instructions per symbol id for all vCPUs, added by inline TCG ops (no callback) at the
-    /// start of each translation block; single-threaded TCG only, where nothing races.
-    func_insts_inline: Box<[AtomicU64]>,
     model: SpinLock<Model>,
+    /// `qemu_plugin_request_time_control`'s handle (as an address), when quantum > 0.
+    time_control: usize,
+    /// Single-threaded TCG with several vCPUs: who runs, from the guest's registers.
+    running: Option<RunningVcpu>,
+    icount: bool,
     /// Translate memory callbacks now? (roi=flush: only while a region is open)
     instrument_memory: AtomicBool,
     /// Is any region open? (roi=on: memory callbacks return at once when not)
@@ -279,8 +305,7 @@ impl Plugin {
             s.loads += c.loads.load(Relaxed);
             s.stores += c.stores.load(Relaxed);
         }
-        s.func_insts = self.func_insts_inline.iter().map(|n| n.load(Relaxed)).collect();
-        s.insts += s.func_insts.iter().sum::<u64>();
+        s.func_insts = vec![0; self.syms.n_ids()];
         for per_vcpu in &self.func_insts {
             for (sum, n) in s.func_insts.iter_mut().zip(per_vcpu.iter()) {
                 *sum += n.load(Relaxed);
@@ -292,6 +317,44 @@ impl Plugin {
     #[inline]
     fn lock_model(&self) -> SpinGuard<'_, Model> {
         self.model.lock()
+    }
+
+    /// Ends the vCPU's turn once it has run its quantum of instructions.
+    #[inline]
+    fn spend_turn(&self, c: &VcpuCounters, n: u64) {
+        let left = c.turn_left.load(Relaxed);
+        if left > n {
+            c.turn_left.store(left - n, Relaxed);
+        } else {
+            self.yield_vcpu(c);
+        }
+    }
+
+    /// Starts the vCPU's next turn (short if it touched other caches' lines in this one) and
+    /// makes it yield: `qemu_plugin_update_ns` queues work on the running vCPU and kicks it, so
+    /// single-threaded TCG leaves it at the next block and runs the next vCPU. Under TCG the
+    /// call cannot move the virtual clock; the kick is what is wanted.
+    #[inline(never)]
+    fn yield_vcpu(&self, c: &VcpuCounters) {
+        let shared = self.config.quantum_shared;
+        let short = shared > 0 && c.touched_remote.swap(false, Relaxed);
+        c.turn_left.store(if short { shared } else { self.config.quantum }, Relaxed);
+        bump(&c.switches, 1);
+        if short {
+            bump(&c.short_turns, 1);
+        }
+        unsafe { qemu_plugin_update_ns(self.time_control as *const c_void, 0) };
+    }
+
+    fn interleave(&self) -> Interleave {
+        let sum = |f: fn(&VcpuCounters) -> &AtomicU64| self.counters.iter().map(|c| f(c).load(Relaxed)).sum();
+        Interleave {
+            quantum: self.config.quantum,
+            quantum_shared: self.config.quantum_shared,
+            switches: sum(|c| &c.switches),
+            short_turns: sum(|c| &c.short_turns),
+            icount: self.icount,
+        }
     }
 }
 
@@ -342,24 +405,40 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
         let _ = std::fs::remove_file(&config.out);
     }
     let n_ids = syms.n_ids();
+    let qemu_args = qemu_command_line();
+    let serial_tcg = vcpus == 1 || tcg_is_single_threaded(&qemu_args);
+    if config.quantum > 0 && !serial_tcg {
+        return Err("quantum needs single-threaded TCG (-accel tcg,thread=single); use quantum=0 with MTTCG".into());
+    }
+    let time_control = if config.quantum > 0 { (unsafe { qemu_plugin_request_time_control() }) as usize } else { 0 };
+    if config.quantum > 0 && time_control == 0 {
+        return Err("quantum: another plugin already controls time; load one plugin with quantum".into());
+    }
     let machine =
         (config.mode == Mode::Full).then(|| Machine::new(params.clone(), max_vcpus, mem, n_ids, config.checker));
-    let regions = Regions::new(config.mode == Mode::Count);
+    let regions = Regions::new(config.mode != Mode::Full);
+    let counters: Vec<VcpuCounters> = (0..max_vcpus).map(|_| VcpuCounters::default()).collect();
+    for c in &counters {
+        c.turn_left.store(config.quantum, Relaxed);
+    }
+    let running = (serial_tcg && max_vcpus > 1).then(|| RunningVcpu::new(&target, config.sysmap.as_deref(), max_vcpus));
     let plugin = Plugin {
         id,
         isa: Isa::from_target(&target),
         target,
         vcpus,
         max_vcpus,
-        counters: (0..max_vcpus).map(|_| VcpuCounters::default()).collect(),
+        counters,
         func_insts: (0..max_vcpus).map(|_| (0..n_ids).map(|_| AtomicU64::new(0)).collect()).collect(),
-        func_insts_inline: (0..n_ids).map(|_| AtomicU64::new(0)).collect(),
+        time_control,
+        running,
+        icount: has_option(&qemu_args, "icount"),
         syms,
-        model: SpinLock::new(Model { machine, count_stats: Stats::new(n_ids), regions, phys: PhysCache::new() }),
+        model: SpinLock::new(Model { machine, count_stats: Stats::new(n_ids), regions }),
         instrument_memory: AtomicBool::new(config.roi != RoiGate::Flush),
         region_open: AtomicBool::new(false),
         reset_pending: AtomicBool::new(false),
-        serial_tcg: vcpus == 1 || tcg_is_single_threaded(),
+        serial_tcg,
         started: Instant::now(),
         config,
         params,
@@ -371,27 +450,51 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
     Ok(())
 }
 
+fn qemu_command_line() -> Vec<String> {
+    let Ok(raw) = std::fs::read("/proc/self/cmdline") else { return Vec::new() };
+    raw.split(|&b| b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect()
+}
+
+fn has_option(args: &[String], name: &str) -> bool {
+    args.iter().any(|a| a.trim_start_matches('-') == name && a.starts_with('-'))
+}
+
 /// QEMU's own command line says whether TCG is single-threaded: `-accel tcg,thread=single`
-/// (or `-machine accel=tcg,thread=single`), or `-icount`, which 7.2 only runs single-threaded.
+/// (or `-machine accel=tcg,thread=single`), or `-icount`, which runs single-threaded.
 /// Anything else (including the default, multi-threaded for x86 and arm64 guests) locks.
-fn tcg_is_single_threaded() -> bool {
-    let Ok(raw) = std::fs::read("/proc/self/cmdline") else { return false };
-    let args: Vec<String> = raw.split(|&b| b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
-    args.windows(2).any(|w| {
-        let option = w[0].trim_start_matches('-');
-        (option == "accel" || option == "machine" || option == "M") && w[1].split(',').any(|kv| kv == "thread=single")
-            || option == "icount"
-    })
+fn tcg_is_single_threaded(args: &[String]) -> bool {
+    has_option(args, "icount")
+        || args.windows(2).any(|w| {
+            let option = w[0].trim_start_matches('-');
+            (option == "accel" || option == "machine" || option == "M")
+                && w[1].split(',').any(|kv| kv == "thread=single")
+        })
 }
 
 fn register_callbacks(id: qemu_plugin_id_t) {
     unsafe {
+        qemu_plugin_register_vcpu_init_cb(id, Some(on_vcpu_init));
         qemu_plugin_register_vcpu_tb_trans_cb(id, Some(on_translate));
         qemu_plugin_register_atexit_cb(id, Some(on_exit), std::ptr::null_mut());
     }
 }
 
+unsafe extern "C" fn on_vcpu_init(_id: qemu_plugin_id_t, _vcpu: c_uint) {
+    if let Some(running) = &plugin().running {
+        unsafe { running.find_registers() };
+    }
+}
+
+/// Kernel text starts here on x86-64 and arm64 (the upper half of the address space).
+const KERNEL_TEXT: u64 = 0xffff_0000_0000_0000;
+/// Block-callback userdata: instruction count in bits 0-15, kernel text in bit 16, the
+/// function id from bit 17.
+const TB_KERNEL: u64 = 1 << 16;
+const TB_FUNC_SHIFT: u32 = 17;
+
 const MARKER_TAG: u64 = 1 << 16;
+/// Memory-callback userdata: the function id in the low 32 bits, this bit for atomics.
+const ATOMIC_TAG: u64 = 1 << 32;
 
 unsafe extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
     let p = plugin();
@@ -399,34 +502,31 @@ unsafe extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb
     if n == 0 {
         return;
     }
-    let tb_func = p.syms.function_of(unsafe { qemu_plugin_tb_vaddr(tb) }) as u64;
-    if p.serial_tcg {
-        // One inline add per block, no helper call: exact because one host thread runs
-        // every vCPU (API v1's inline ops are not per-vCPU).
-        unsafe {
-            qemu_plugin_register_vcpu_tb_exec_inline(
-                tb,
-                qemu_plugin_op::QEMU_PLUGIN_INLINE_ADD_U64,
-                p.func_insts_inline[tb_func as usize].as_ptr() as *mut c_void,
-                n as u64,
-            );
-        }
+    let tb_vaddr = unsafe { qemu_plugin_tb_vaddr(tb) };
+    let tb_func = p.syms.function_of(tb_vaddr) as u64;
+    let kernel = if tb_vaddr >= KERNEL_TEXT { TB_KERNEL } else { 0 };
+    let flags = if p.running.is_some() {
+        qemu_plugin_cb_flags::QEMU_PLUGIN_CB_R_REGS
     } else {
-        unsafe {
-            qemu_plugin_register_vcpu_tb_exec_cb(
-                tb,
-                Some(on_tb_exec),
-                qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
-                ((tb_func << 16) | n as u64) as *mut c_void,
-            );
-        }
+        qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS
+    };
+    // A plain execution callback, not inline scoreboard ops plus a conditional callback (that
+    // pair crashed QEMU 10.0.2 at x86 SMP bring-up); it also runs the quantum switch.
+    unsafe {
+        qemu_plugin_register_vcpu_tb_exec_cb(
+            tb,
+            Some(on_tb_exec),
+            flags,
+            ((tb_func << TB_FUNC_SHIFT) | kernel | n as u64) as *mut c_void,
+        );
     }
-    let memory = p.instrument_memory.load(Relaxed);
+    let memory = p.config.mode != Mode::None && p.instrument_memory.load(Relaxed);
+    let mut bytes = [0u8; 16];
     for i in 0..n {
         let insn = unsafe { qemu_plugin_tb_get_insn(tb, i) };
-        let size = unsafe { qemu_plugin_insn_size(insn) };
+        let size = unsafe { qemu_plugin_insn_data(insn, bytes.as_mut_ptr() as *mut c_void, bytes.len()) };
+        let bytes = &bytes[..size];
         if size == 8 || size == 4 {
-            let bytes = unsafe { std::slice::from_raw_parts(qemu_plugin_insn_data(insn) as *const u8, size) };
             if let Some(m) = roi::decode(p.isa, bytes) {
                 let code = MARKER_TAG | ((m.op as u64) << 8) | m.arg as u64;
                 unsafe {
@@ -444,8 +544,13 @@ unsafe extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb
             continue;
         }
         let (callback, data): (qemu_plugin_vcpu_mem_cb_t, u64) = match p.config.mode {
+            Mode::None => continue,
             Mode::Count => (Some(on_mem_count), 0),
-            Mode::Full => (Some(on_mem_full), p.syms.function_of(unsafe { qemu_plugin_insn_vaddr(insn) }) as u64),
+            Mode::Full => {
+                let func = p.syms.function_of(unsafe { qemu_plugin_insn_vaddr(insn) }) as u64;
+                let atomic = if atomics::is_atomic(p.isa, bytes) { ATOMIC_TAG } else { 0 };
+                (Some(on_mem_full), func | atomic)
+            }
         };
         unsafe {
             qemu_plugin_register_vcpu_mem_cb(
@@ -463,9 +568,16 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, data: *mut c_void) {
     let p = plugin();
     let data = data as u64;
     let n = data & 0xffff;
-    let vcpu = vcpu as usize;
-    bump(&p.counters[vcpu].insts, n);
-    bump(&p.func_insts[vcpu][(data >> 16) as usize], n);
+    let vcpu = match &p.running {
+        Some(running) => running.update(data & TB_KERNEL != 0),
+        None => vcpu as usize,
+    };
+    let c = &p.counters[vcpu];
+    bump(&c.insts, n);
+    bump(&p.func_insts[vcpu][(data >> TB_FUNC_SHIFT) as usize], n);
+    if p.config.quantum > 0 {
+        p.spend_turn(c, n);
+    }
 }
 
 #[inline]
@@ -473,12 +585,23 @@ fn outside_regions(p: &Plugin) -> bool {
     p.config.roi == RoiGate::On && !p.region_open.load(Relaxed)
 }
 
+impl Plugin {
+    /// The vCPU a memory callback belongs to: the block's, as its callback found it.
+    #[inline]
+    fn vcpu_of(&self, passed: c_uint) -> c_uint {
+        match &self.running {
+            Some(running) => running.current.load(Relaxed),
+            None => passed,
+        }
+    }
+}
+
 unsafe extern "C" fn on_mem_count(vcpu: c_uint, info: qemu_plugin_meminfo_t, _vaddr: u64, _data: *mut c_void) {
     let p = plugin();
     if outside_regions(p) {
         return;
     }
-    let c = &p.counters[vcpu as usize];
+    let c = &p.counters[p.vcpu_of(vcpu) as usize];
     if unsafe { qemu_plugin_mem_is_store(info) } {
         bump(&c.stores, 1);
     } else {
@@ -491,14 +614,18 @@ unsafe extern "C" fn on_mem_full(vcpu: c_uint, info: qemu_plugin_meminfo_t, vadd
     if outside_regions(p) {
         return;
     }
+    let vcpu = p.vcpu_of(vcpu);
     let store = unsafe { qemu_plugin_mem_is_store(info) };
     let hw = unsafe { qemu_plugin_get_hwaddr(info, vaddr) };
-    if p.serial_tcg {
+    let remote = if p.serial_tcg {
         // SAFETY: single-threaded TCG runs every vCPU and every callback on one thread.
         let model = unsafe { p.model.get_unsynchronized() };
-        model_access(model, vcpu, info, vaddr, hw, store, data);
+        model_access(model, vcpu, info, vaddr, hw, store, data as u64)
     } else {
-        model_access(&mut p.lock_model(), vcpu, info, vaddr, hw, store, data);
+        model_access(&mut p.lock_model(), vcpu, info, vaddr, hw, store, data as u64)
+    };
+    if remote && p.config.quantum_shared > 0 {
+        p.counters[vcpu as usize].touched_remote.store(true, Relaxed);
     }
 }
 
@@ -546,6 +673,7 @@ mod trace {
     }
 }
 
+/// Models one access; returns whether it needed another cache (a forward or an invalidation).
 #[inline(always)]
 fn model_access(
     model: &mut Model,
@@ -554,21 +682,33 @@ fn model_access(
     vaddr: u64,
     hw: *mut qemu_plugin_hwaddr,
     store: bool,
-    data: *mut c_void,
-) {
-    let Some(machine) = model.machine.as_mut() else { return };
-    let ram = if hw.is_null() { None } else { unsafe { model.phys.lookup(hw) } };
+    data: u64,
+) -> bool {
+    let Some(machine) = model.machine.as_mut() else { return false };
+    // QEMU 10 keeps the physical address in the handle: no RAM-block search behind this call.
+    let ram = if hw.is_null() || unsafe { qemu_plugin_hwaddr_is_io(hw) } {
+        None
+    } else {
+        Some(unsafe { qemu_plugin_hwaddr_phys_addr(hw) })
+    };
     let Some(paddr) = ram else {
         #[cfg(feature = "trace")]
         trace::record(2 + store as u8, 0, vcpu as u16, 0, 0, vaddr);
         machine.stats.add(Ctr::IoAccesses, 1);
         machine.stats.add(if store { Ctr::Stores } else { Ctr::Loads }, 1);
-        return;
+        return false;
     };
     let size = 1u32 << unsafe { qemu_plugin_mem_size_shift(info) };
+    let func = data as u32;
+    let atomic = data & ATOMIC_TAG != 0;
     #[cfg(feature = "trace")]
-    trace::record(store as u8, size as u8, vcpu as u16, data as u64 as u32, paddr, vaddr);
-    machine.access(vcpu as usize, paddr, vaddr, size, store, data as u64 as u32);
+    trace::record(if atomic { 5 + store as u8 } else { store as u8 }, size as u8, vcpu as u16, func, paddr, vaddr);
+    match (atomic, store) {
+        (false, _) => machine.access(vcpu as usize, paddr, vaddr, size, store, func),
+        (true, false) => machine.access_rmw(vcpu as usize, paddr, vaddr, size, func),
+        (true, true) => machine.rmw_store(),
+    }
+    std::mem::take(&mut machine.remote_seen)
 }
 
 unsafe extern "C" fn on_marker(_vcpu: c_uint, data: *mut c_void) {
@@ -622,13 +762,11 @@ unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _data: *mut c_void) {
         };
         regions.finish(stats, &|| sample.clone());
     }
-    if model.machine.is_some() && !model.phys.enabled {
-        eprintln!("manylab-plugin: physical-address cache was off (hwaddr layout is not QEMU 7.2's)");
-    }
     let markers = model.regions.markers_seen;
     let directory_lines = model.machine.as_ref().map_or(0, |m| m.dir.len());
     let run = RunInfo {
         config: &p.config,
+        interleave: p.interleave(),
         params: &p.params,
         target: &p.target,
         vcpus: p.vcpus,

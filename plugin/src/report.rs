@@ -8,8 +8,19 @@ use crate::symbols::Symbols;
 
 pub const SCHEMA: &str = "manylab-stats/1";
 
+/// How the vCPUs took turns: the quantum switch's settings and what it did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Interleave {
+    pub quantum: u64,
+    pub quantum_shared: u64,
+    pub switches: u64,
+    pub short_turns: u64,
+    pub icount: bool,
+}
+
 pub struct RunInfo<'a> {
     pub config: &'a Config,
+    pub interleave: Interleave,
     pub params: &'a Params,
     pub target: &'a str,
     pub vcpus: usize,
@@ -66,6 +77,14 @@ pub fn stats_json(run: &RunInfo, stats: &Stats, syms: &Symbols) -> String {
     );
     w.end_object();
 
+    w.field_object("interleave");
+    w.field_u64("quantum", run.interleave.quantum);
+    w.field_u64("quantum_shared", run.interleave.quantum_shared);
+    w.field_u64("switches", run.interleave.switches);
+    w.field_u64("short_turns", run.interleave.short_turns);
+    w.field_bool("icount", run.interleave.icount);
+    w.end_object();
+
     w.field_object("regions");
     for slot in &stats.slots {
         w.field_key(&slot.name);
@@ -88,12 +107,18 @@ pub fn stats_json(run: &RunInfo, stats: &Stats, syms: &Symbols) -> String {
 
 pub fn human_summary(run: &RunInfo, stats: &Stats) -> String {
     let mut out = format!(
-        "manylab-plugin: preset {} mode {} vcpus {} wall {:.1}s, stats in {}\n",
+        "manylab-plugin: preset {} mode {} vcpus {} wall {:.1}s, stats in {}\n\
+         manylab-plugin: quantum {} (shared {}), {} vCPU switches ({} short turns), icount {}\n",
         run.params.preset,
         run.config.mode.name(),
         run.vcpus,
         run.wall_s,
-        run.config.out
+        run.config.out,
+        run.interleave.quantum,
+        run.interleave.quantum_shared,
+        run.interleave.switches,
+        run.interleave.short_turns,
+        if run.interleave.icount { "on" } else { "off" },
     );
     for slot in stats.slots.iter().take(2) {
         let v: std::collections::HashMap<String, f64> = slot.scalars(run.params).into_iter().collect();

@@ -20,6 +20,7 @@ counters! {
     Loads => "mem.loads",
     Stores => "mem.stores",
     IoAccesses => "mem.io_accesses",
+    Atomics => "mem.atomics",
     L1dHits => "l1d.hits",
     L1dMisses => "l1d.misses",
     L1dMissCold => "l1d.misses.cold",

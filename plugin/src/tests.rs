@@ -205,6 +205,7 @@ fn stats_json_has_the_contract_fields() {
     }
     let run = RunInfo {
         config: &cfg,
+        interleave: report::Interleave::default(),
         params: &params,
         target: "x86_64",
         vcpus: 4,
@@ -391,6 +392,8 @@ fn trace_replay() {
             let vaddr = u64::from_le_bytes(rec[16..24].try_into().unwrap());
             match kind {
                 0 | 1 => m.access(vcpu, paddr, vaddr, size, kind == 1, func),
+                5 => m.access_rmw(vcpu, paddr, vaddr, size, func),
+                6 => m.rmw_store(),
                 2 | 3 => {
                     m.stats.add(Ctr::IoAccesses, 1);
                     m.stats.add(if kind == 3 { Ctr::Stores } else { Ctr::Loads }, 1);
@@ -425,6 +428,7 @@ fn trace_replay() {
         }
         let run = RunInfo {
             config: &cfg,
+            interleave: report::Interleave::default(),
             params: &params,
             target: "replay",
             vcpus,
@@ -437,4 +441,116 @@ fn trace_replay() {
         };
         std::fs::write(out, report::stats_json(&run, &m.stats, &syms)).unwrap();
     }
+}
+
+// Atomic read-modify-writes: decoding (encodings from GNU as 2.40) and one request each.
+
+#[test]
+fn x86_atomics_are_lock_prefixed_ops_and_xchg_with_memory() {
+    use crate::atomics::is_atomic;
+    use crate::roi::Isa::X86_64;
+    let atomic: [&[u8]; 6] = [
+        &[0xf0, 0x0f, 0xb1, 0x11],       // lock cmpxchg %edx,(%rcx)
+        &[0x87, 0x03],                   // xchg %eax,(%rbx)
+        &[0x48, 0x87, 0x07],             // xchg %rax,(%rdi)
+        &[0xf0, 0x48, 0x0f, 0xc1, 0x07], // lock xadd %rax,(%rdi)
+        &[0xf0, 0x48, 0x0f, 0xc7, 0x0f], // lock cmpxchg16b (%rdi)
+        &[0x64, 0xf0, 0xff, 0x00],       // lock incl %fs:(%rax)
+    ];
+    let plain: [&[u8]; 5] = [
+        &[0x87, 0xc3],       // xchg %eax,%ebx (registers only)
+        &[0x93],             // xchg %eax,%ebx (short form)
+        &[0x01, 0x07],       // add %eax,(%rdi)
+        &[0x0f, 0xc7, 0x0f], // cmpxchg8b (%rdi) without lock
+        &[0x89, 0x07],       // mov %eax,(%rdi)
+    ];
+    assert!(atomic.iter().all(|b| is_atomic(X86_64, b)));
+    assert!(!plain.iter().any(|b| is_atomic(X86_64, b)));
+}
+
+#[test]
+fn arm64_atomics_are_exclusives_cas_and_lse_ops_not_acquire_release_accesses() {
+    use crate::atomics::is_atomic;
+    use crate::roi::Isa::Arm64;
+    let word = |w: u32| w.to_le_bytes();
+    let atomic = [
+        0x885ffc20, // ldaxr w0, [x1]
+        0x8802fc20, // stlxr w2, w0, [x1]
+        0xc87f0440, // ldxp x0, x1, [x2]
+        0x88e0fc41, // casal w0, w1, [x2]
+        0x4860fc82, // caspal x0, x1, x2, x3, [x4]
+        0xb8e00041, // ldaddal w0, w1, [x2]
+        0xb8e08041, // swpal w0, w1, [x2]
+        0xf8204041, // ldsmax x0, x1, [x2]
+        0x38200041, // ldaddb w0, w1, [x2]
+    ];
+    let plain = [
+        0x88dffc20, // ldar w0, [x1]
+        0x889ffc20, // stlr w0, [x1]
+        0xb8bfc020, // ldapr w0, [x1]
+        0xb9400020, // ldr w0, [x1]
+        0xb9000020, // str w0, [x1]
+    ];
+    assert!(atomic.iter().all(|&w| is_atomic(Arm64, &word(w))));
+    assert!(!plain.iter().any(|&w| is_atomic(Arm64, &word(w))));
+}
+
+fn rmw(m: &mut Machine, vcpu: usize, line: u64) {
+    m.access_rmw(vcpu, line * LINE_BYTES, line * LINE_BYTES, 8, 0);
+    m.rmw_store();
+}
+
+#[test]
+fn an_atomic_handoff_is_one_ownership_request() {
+    let mut m = machine(tiny(), 4, vec![]);
+    let line = line_homed_at(&m, 1); // home (0,1)
+    for vcpu in [0, 3, 0, 3] {
+        rmw(&mut m, vcpu, line);
+    }
+    let s = total(&mut m);
+    // As four stores (two_cores_alternately_writing_one_line): the first RMW fetches from
+    // memory, each later one is GetM + Fwd-GetM + Data-from-cache; nothing is written back.
+    assert_eq!((s.msgs(Msg::GetM), s.msgs(Msg::FwdGetM), s.msgs(Msg::DataCache)), (4, 3, 3));
+    assert_eq!((s.msgs(Msg::GetS), s.msgs(Msg::Upgrade), s.msgs(Msg::Wb), s.msgs(Msg::MemWr)), (0, 0, 0, 0));
+    assert_eq!(s.total_msgs(), 12);
+    assert_eq!((s.get(Ctr::Atomics), s.get(Ctr::Loads), s.get(Ctr::Stores)), (4, 4, 4));
+    assert_eq!(s.dev_writes[DeviceKind::Dram as usize], 0);
+}
+
+#[test]
+fn an_atomic_seen_as_a_load_then_a_store_costs_three_times_the_messages() {
+    let mut m = machine(tiny(), 4, vec![]);
+    let line = line_homed_at(&m, 1);
+    for vcpu in [0, 3, 0, 3] {
+        read(&mut m, vcpu, line);
+        write(&mut m, vcpu, line);
+    }
+    let s = total(&mut m);
+    // Each later handoff: GetS, Fwd-GetS, Data-from-cache, Wb, MemWr, then Upgrade, Inv,
+    // Inv-Ack, Ack: 9 messages and a memory write where the atomic costs 3 and none.
+    assert_eq!((s.msgs(Msg::GetS), s.msgs(Msg::FwdGetS), s.msgs(Msg::Wb), s.msgs(Msg::MemWr)), (4, 3, 3, 3));
+    assert_eq!((s.msgs(Msg::Upgrade), s.msgs(Msg::Inv)), (3, 3));
+    assert_eq!(s.dev_writes[DeviceKind::Dram as usize], 3);
+}
+
+#[test]
+fn atomics_count_the_same_whether_other_accesses_fall_between_their_halves() {
+    let line_of = |m: &Machine| line_homed_at(m, 2);
+    let mut serial = machine(tiny(), 4, vec![]);
+    let line = line_of(&serial);
+    for vcpu in [0, 1, 3, 0, 1, 3] {
+        rmw(&mut serial, vcpu, line);
+    }
+    // Multi-threaded TCG: another vCPU's atomic may run between one's load and store halves.
+    let mut threaded = machine(tiny(), 4, vec![]);
+    for pair in [[0, 1], [3, 0], [1, 3]] {
+        for &vcpu in &pair {
+            threaded.access_rmw(vcpu, line * LINE_BYTES, line * LINE_BYTES, 8, 0);
+        }
+        threaded.rmw_store();
+        threaded.rmw_store();
+    }
+    let (a, b) = (total(&mut serial), total(&mut threaded));
+    assert_eq!(a.msg, b.msg);
+    assert_eq!((a.get(Ctr::Atomics), a.get(Ctr::Stores)), (b.get(Ctr::Atomics), b.get(Ctr::Stores)));
 }

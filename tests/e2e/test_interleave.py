@@ -35,8 +35,11 @@ def probe_runs(tmp_path, arch: str) -> dict[tuple[int, int], tuple[dict, dict]]:
         assert result["status"] == "ok", result
         params = json.loads((point_dir / "inputs.json").read_text())["params"]
         (line,) = json.loads((point_dir / "workload.json").read_text())
-        stats = json.loads((point_dir / "stats.json").read_text())
-        runs[(params["machine"]["quantum"], params["repeat"])] = (line, stats)
+        quantum = params["machine"]["quantum"]
+        # the plugin loads for the switch alone: not at all with quantum 0
+        assert (point_dir / "stats.json").exists() is (quantum > 0)
+        stats = json.loads((point_dir / "stats.json").read_text()) if quantum else {}
+        runs[(quantum, params["repeat"])] = (line, stats)
     assert len(runs) == 4
     return runs
 
@@ -56,6 +59,9 @@ def test_the_quantum_makes_contention_visible_and_repeats_exactly(tmp_path, arch
     assert switches["interleave"]["quantum"] == 1000
     assert switches["interleave"]["icount"] is True
     assert switches["interleave"]["switches"] > 1000
+    # Residual between identical runs in instruction time (README "Residuals"): x86 within
+    # 0.1%; arm64 measured 0.15% (atomic) to 1.5% (contended acquisitions).
+    tolerance = 0.001 if arch == "x86_64" else 0.03
     first, second = runs[(1000, 0)][0], runs[(1000, 1)][0]
     for key in ("atomic_handoffs", "lock_handoffs", "lock_contended"):
-        assert abs(first[key] - second[key]) <= 0.001 * max(first[key], second[key]), key
+        assert abs(first[key] - second[key]) <= tolerance * max(first[key], second[key]), key

@@ -98,7 +98,7 @@ def test_plugin_arguments_carry_memory_devices_and_overrides(write_spec):
     assert args == ["out=/r/stats.json", "preset=knl-64", "mode=full", "roi=on", "checker=off",
                     "sysmap=/k/System.map", "quantum=1000", "quantum_shared=0",
                     "mem=dram:0x0:0x20000000",
-                    "mem=pcm:0x40000000:0x20000000", "set.l2.size_kib=512"]
+                    "mem=pcm:0x20000000:0x20000000", "set.l2.size_kib=512"]
     assert plugin.qemu_argument(Path("/p.so"), ["a=x,y"]) == "/p.so,a=x,,y"
 
 
@@ -119,11 +119,11 @@ def test_workload_command_and_run_script(write_spec):
     assert "echo 5 > /proc/sys/vm/dirty_ratio" in script
 
 
-def test_plugin_view_follows_qemu_7_2s_reported_addresses(write_spec):
+def test_plugin_view_is_the_guest_physical_map(write_spec):
     three = point(write_spec, "[machine]\nmemory = '1G'\nnuma = [{size='256M', cpus='0'}, "
                   "{size='256M', device='pcm'}, {size='512M', device='mcdram'}]\n")
     assert plugin.plugin_view(three) == [
-        qemu.MemRange("dram", 0, 256 << 20), qemu.MemRange("pcm", 512 << 20, 256 << 20),
-        qemu.MemRange("mcdram", 1024 << 20, 512 << 20)]
+        qemu.MemRange("dram", 0, 256 << 20), qemu.MemRange("pcm", 256 << 20, 256 << 20),
+        qemu.MemRange("mcdram", 512 << 20, 512 << 20)]
     plain = point(write_spec, "[machine]\narch = 'arm64'\nmemory = '2G'\n")
     assert plugin.plugin_view(plain) == [qemu.MemRange("dram", GIB, 2 * GIB)]
