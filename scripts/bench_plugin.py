@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Benchmark of the manylab QEMU plugin (a benchmark, not a test).
 
-Boots the same guest three ways (no plugin, plugin mode=count, plugin mode=full) at each vCPU
-count and prints guest instructions/s, memory accesses/s and QEMU's peak RSS.
+Boots the same guest three ways (no model, plugin mode=count, plugin mode=full) at each vCPU
+count, in each run mode (`--clocks`: lockstep = icount + the plugin's vCPU switch every 1000
+instructions, the studies' default; free = QEMU's own slices without icount), and prints guest
+instructions/s, memory accesses/s and QEMU's peak RSS, with the full model's lockstep/free and
+full/count speed ratios per CPU second.
 
 The guest is self-contained: busybox-static plus workloads/falseshare.c, packed into an
 initramfs here, so only a kernel is needed (default: the newest one in the lab's cache).
@@ -44,12 +47,12 @@ PLUGIN = ROOT / "plugin" / "target" / "release" / "libmanylab_plugin.so"
 
 
 def _is_stock_x86(kernel: Path) -> bool:
-    """A cached x86_64 kernel built without patches and without extra config fragments."""
+    """A cached x86_64 stock kernel (the lab layer only) without extra config fragments."""
     try:
         manifest = json.loads((kernel.parent / "manifest.json").read_text())
     except (OSError, ValueError):
         return False
-    return bool(manifest.get("arch") == "x86_64" and not manifest.get("patches")
+    return bool(manifest.get("arch") == "x86_64" and manifest.get("variant") == "stock"
                 and not manifest.get("fragments"))
 
 
@@ -100,13 +103,23 @@ def build_initramfs(work: Path, threads_arg: str, iters: int,
     return out
 
 
+# The lab's two run modes (README "How vCPUs take turns"): lockstep = instruction time and the
+# plugin's vCPU switch every QUANTUM instructions (the default of studies); free = QEMU's own
+# slices, guest time is host time.
+QUANTUM = 1000
+CLOCKS = ("lockstep", "free")
+
+
 def run_qemu(kernel: Path, initrd: Path, vcpus: int, plugin: Path | None, plugin_args: str,
-             timeout: int, log: Path) -> tuple[float | None, str, float, float]:
+             timeout: int, log: Path, clock: str) -> tuple[float | None, str, float, float]:
     """Returns (wall seconds or None on timeout, console text, peak RSS in MiB, CPU seconds)."""
     cmd = ["qemu-system-x86_64", "-M", "q35", "-accel", "tcg,thread=single", "-m", "2G",
            "-smp", str(vcpus), "-nographic", "-no-reboot", "-kernel", str(kernel),
-           "-initrd", str(initrd),
-           "-append", "console=ttyS0 quiet panic=-1 rdinit=/init nokaslr"]
+           "-initrd", str(initrd), "-bios", "qboot.rom",
+           "-append", "console=ttyS0 quiet panic=-1 rdinit=/init nokaslr lpj=1000000 "
+                      "lapic_timer_period=10000000"]
+    if clock == "lockstep":
+        cmd += ["-icount", "shift=0,sleep=off"]
     if plugin:
         cmd += ["-plugin", f"{plugin},{plugin_args}"]
     t0 = time.monotonic()
@@ -150,6 +163,9 @@ def main() -> int:
                          "current=plugin/target/release/libmanylab_plugin.so)")
     ap.add_argument("--modes", default="none,count,full",
                     help="which of none,count,full to run (default all three)")
+    ap.add_argument("--clocks", default=",".join(CLOCKS),
+                    help="lockstep (icount + quantum switch, the study default) and/or free "
+                         "(QEMU's slices, no icount); default both, side by side")
     args = ap.parse_args()
     kernel = args.kernel or find_kernel()
     if not kernel or not kernel.exists():
@@ -164,26 +180,32 @@ def main() -> int:
             sys.exit(f"bench_plugin: {path} missing; run cargo build --release in plugin/")
         plugins.append((label, Path(path)))
     wanted = args.modes.split(",")
+    clocks = [c for c in CLOCKS if c in args.clocks.split(",")]
     several = len(plugins) > 1
-    configs: list[tuple[str, str, Path | None]] = []  # (name, mode, plugin)
-    if "none" in wanted:
-        configs.append(("none", "none", None))
-    for mode in ("count", "full"):
-        if mode in wanted:
-            configs += [(f"{label}:{mode}" if several else mode, mode, path)
-                        for label, path in plugins]
+    configs: list[tuple[str, str, Path | None, str]] = []  # (name, mode, plugin, clock)
+    for clock in clocks:
+        if "none" in wanted:
+            # lockstep needs the plugin for the switch even without a model (mode=none)
+            configs.append((f"none@{clock}", "none",
+                            plugins[0][1] if clock == "lockstep" else None, clock))
+        for mode in ("count", "full"):
+            if mode in wanted:
+                configs += [(f"{label}:{mode}@{clock}" if several else f"{mode}@{clock}",
+                             mode, path, clock) for label, path in plugins]
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="manylab-bench-") as tmp:
         work = Path(tmp)
         initrd = build_initramfs(work, args.threads, args.iters, args.pause_every)
         for vcpus in [int(v) for v in args.vcpus.split(",")]:
             results: dict[str, dict[str, Any] | None] = {}
-            for name, mode, plugin in configs:
-                tag = name.replace(":", "-")
+            for name, mode, plugin, clock in configs:
+                tag = name.replace(":", "-").replace("@", "-")
                 stats = work / f"stats-{vcpus}-{tag}.json"
-                pargs = f"out={stats},preset={args.preset},mode={mode},roi={args.roi}"
+                quantum = QUANTUM if clock == "lockstep" else 0
+                pargs = (f"out={stats},preset={args.preset},mode={mode},roi={args.roi},"
+                         f"quantum={quantum}")
                 wall, out, rss, cpu = run_qemu(kernel, initrd, vcpus, plugin, pargs, args.timeout,
-                                               work / f"console-{vcpus}-{tag}.log")
+                                               work / f"console-{vcpus}-{tag}.log", clock)
                 if wall is None:
                     print(f"vcpus={vcpus} {name}: timed out after {args.timeout}s",
                           file=sys.stderr)
@@ -206,14 +228,15 @@ def main() -> int:
                                  "roi_cpu_s": roi.get("host.cpu_s")}
                 print(f"vcpus={vcpus} {name}: wall {wall:.1f} s, cpu {cpu:.1f} s, "
                       f"RSS {rss:.0f} MiB", file=sys.stderr, flush=True)
-            count_runs = [r for n, m, _ in configs if m == "count" and (r := results.get(n))]
-            count = count_runs[0] if count_runs else {}
-            for name, mode, _ in configs:
+            for name, mode, _, clock in configs:
                 r = results.get(name)
                 if not r:
                     continue
                 # A plugin run counts its own guest work; the plain run borrows a count run's.
-                source = count if mode == "none" else r
+                count_runs = [results.get(n) for n, m, _, c in configs
+                              if m == "count" and c == clock and results.get(n)]
+                count = count_runs[0] if count_runs else {}
+                source = count if mode == "none" and not r.get("insts") else r
                 insts, accesses = source.get("insts"), source.get("accesses")
                 roi_cpu = r.get("roi_cpu_s")
                 rows.append({"vcpus": vcpus, "mode": name, "wall_s": round(r["wall_s"], 2),
@@ -227,7 +250,22 @@ def main() -> int:
                              "peak_rss_mib": round(r["rss_mib"], 1) if r["rss_mib"] else None})
             for label, _ in plugins:
                 prefix = f"{label}:" if several else ""
-                c, f = results.get(f"{prefix}count"), results.get(f"{prefix}full")
+                lock, free = (results.get(f"{prefix}full@{c}") for c in CLOCKS)
+                if lock and free and lock["insts"] and free["insts"]:
+                    ratio = (lock["insts"] / lock["cpu_s"]) / (free["insts"] / free["cpu_s"])
+                    rows.append({"vcpus": vcpus,
+                                 "mode": f"{prefix}full lockstep/free insn/cpu-s",
+                                 "ratio": round(ratio, 3)})
+                    if lock.get("roi_cpu_s") and free.get("roi_cpu_s") and free["roi_insts"]:
+                        ratio = ((lock["roi_insts"] / lock["roi_cpu_s"])
+                                 / (free["roi_insts"] / free["roi_cpu_s"]))
+                        rows.append({"vcpus": vcpus,
+                                     "mode": f"{prefix}full lockstep/free ROI insn/cpu-s",
+                                     "ratio": round(ratio, 3)})
+            for label, clock in ((label, clock) for label, _ in plugins for clock in clocks):
+                prefix = f"{label}:" if several else ""
+                c, f = results.get(f"{prefix}count@{clock}"), results.get(f"{prefix}full@{clock}")
+                prefix = f"{prefix}{clock} "
                 if c and f and c["insts"] and f["insts"]:
                     # speed = guest instructions per host CPU second (the guest's own amount of
                     # work varies with speed: idle vCPUs run until timer ticks)
