@@ -133,7 +133,9 @@ pub fn machine_params(cfg: &Config, vcpus: usize) -> Result<(Params, MemoryMap),
     for (key, value) in &cfg.overrides {
         params.set(key, value)?;
     }
-    params.validate(vcpus)?;
+    if cfg.mode != Mode::None {
+        params.validate(vcpus)?; // mode none models no machine: any vCPU count runs
+    }
     let map = MemoryMap::new(cfg.mem.clone())?;
     Ok((params, map))
 }
@@ -180,5 +182,7 @@ mod tests {
         assert!(machine_params(&cfg, 4).unwrap_err().contains("knl-64"));
         let cfg = parse(&["preset=tiny-4"]).unwrap();
         assert!(machine_params(&cfg, 16).unwrap_err().contains("allow_oversubscribe"));
+        let cfg = parse(&["preset=tiny-4", "mode=none"]).unwrap();
+        assert!(machine_params(&cfg, 16).is_ok());
     }
 }
