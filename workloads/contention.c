@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "manylab_roi.h"
+#include "manylab_threads.h"
 
 #define LINE 64
 #define MAX_THREADS 512
@@ -79,19 +80,6 @@ static void usage(FILE *out, const char *prog)
 		prog, MAX_THREADS);
 }
 
-static long parse_long(const char *flag, const char *text, long min, long max)
-{
-	char *end;
-
-	errno = 0;
-	long v = strtol(text, &end, 10);
-	if (errno || *end || v < min || v > max) {
-		fprintf(stderr, "contention: bad value '%s' for %s (expected %ld..%ld)\n", text, flag, min, max);
-		exit(2);
-	}
-	return v;
-}
-
 static int parse_mode(const char *text)
 {
 	static const struct { const char *name; int phases; } modes[] = {
@@ -120,13 +108,13 @@ static void parse(int argc, char **argv, struct options *o)
 		} else if (!strcmp(a, "--no-pin")) {
 			o->pin = 0;
 		} else if (i + 1 < argc && !strcmp(a, "--threads")) {
-			o->threads = (int)parse_long(a, argv[++i], 1, MAX_THREADS);
+			o->threads = (int)manylab_parse_long("contention", a, argv[++i], 1, MAX_THREADS);
 		} else if (i + 1 < argc && !strcmp(a, "--iters")) {
-			o->iters = parse_long(a, argv[++i], 1, 1L << 40);
+			o->iters = manylab_parse_long("contention", a, argv[++i], 1, 1L << 40);
 		} else if (i + 1 < argc && !strcmp(a, "--cs")) {
-			o->cs = (int)parse_long(a, argv[++i], 0, 1 << 20);
+			o->cs = (int)manylab_parse_long("contention", a, argv[++i], 0, 1 << 20);
 		} else if (i + 1 < argc && !strcmp(a, "--think")) {
-			o->think = (int)parse_long(a, argv[++i], 0, 1 << 20);
+			o->think = (int)manylab_parse_long("contention", a, argv[++i], 0, 1 << 20);
 		} else if (i + 1 < argc && !strcmp(a, "--mode")) {
 			o->phases = parse_mode(argv[++i]);
 		} else {
@@ -135,15 +123,6 @@ static void parse(int argc, char **argv, struct options *o)
 			exit(2);
 		}
 	}
-}
-
-static inline void spin_hint(void)
-{
-#if defined(__x86_64__)
-	__asm__ __volatile__("pause" ::: "memory");
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#endif
 }
 
 static void think(int n)
@@ -175,7 +154,7 @@ static int acquire(struct guarded *g)
 			return waited;
 		waited = 1;
 		while (__atomic_load_n(&g->locked, __ATOMIC_RELAXED))
-			spin_hint();
+			manylab_spin_hint();
 	}
 }
 
@@ -200,28 +179,14 @@ static void *work(void *arg)
 {
 	struct worker *w = arg;
 
-	if (w->o->pin) {
-		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(w->id % (ncpu > 0 ? ncpu : 1), &set);
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	}
+	if (w->o->pin)
+		manylab_pin_self(w->id);
 	pthread_barrier_wait(w->start);
 	if (w->phase == ATOMIC)
 		atomic_loop(w);
 	else
 		lock_loop(w);
 	return NULL;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 struct outcome {
@@ -263,12 +228,12 @@ static struct outcome run(const struct options *o, enum phase p)
 		manylab_roi_phase(2);
 	else
 		manylab_roi_phase(3);
-	double t0 = now();
+	double t0 = manylab_now();
 
 	pthread_barrier_wait(&start);
 	for (int i = 0; i < n; i++)
 		pthread_join(workers[i].tid, NULL);
-	out.seconds = now() - t0;
+	out.seconds = manylab_now() - t0;
 	manylab_roi_end(0);
 	uint64_t counted = 0;
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "manylab_roi.h"
+#include "manylab_threads.h"
 
 #define LINE 64
 #define MAX_THREADS 256
@@ -65,18 +66,6 @@ static void usage(FILE *out, const char *prog)
 		prog, MAX_THREADS);
 }
 
-static long parse_long(const char *flag, const char *text, long min, long max)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(text, &end, 10);
-	if (errno || *end || v < min || v > max) {
-		fprintf(stderr, "falseshare: bad value '%s' for %s (expected %ld..%ld)\n", text, flag, min, max);
-		exit(2);
-	}
-	return v;
-}
-
 static void parse(int argc, char **argv, struct options *o)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -93,11 +82,11 @@ static void parse(int argc, char **argv, struct options *o)
 		} else if (!strcmp(a, "--no-pin")) {
 			o->pin = 0;
 		} else if (i + 1 < argc && !strcmp(a, "--threads")) {
-			o->threads = (int)parse_long(a, argv[++i], 1, MAX_THREADS);
+			o->threads = (int)manylab_parse_long("falseshare", a, argv[++i], 1, MAX_THREADS);
 		} else if (i + 1 < argc && !strcmp(a, "--pause-every")) {
-			o->pause_every = parse_long(a, argv[++i], 0, 1L << 40);
+			o->pause_every = manylab_parse_long("falseshare", a, argv[++i], 0, 1L << 40);
 		} else if (i + 1 < argc && !strcmp(a, "--iters")) {
-			o->iters = parse_long(a, argv[++i], 1, 1L << 40);
+			o->iters = manylab_parse_long("falseshare", a, argv[++i], 1, 1L << 40);
 		} else if (i + 1 < argc && !strcmp(a, "--mode")) {
 			const char *m = argv[++i];
 			if (!strcmp(m, "shared"))
@@ -118,43 +107,22 @@ static void parse(int argc, char **argv, struct options *o)
 	}
 }
 
-static inline void spin_hint(void)
-{
-#if defined(__x86_64__)
-	__asm__ __volatile__("pause" ::: "memory");
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#endif
-}
-
 static void *work(void *arg)
 {
 	struct worker *w = arg;
-	if (w->pin) {
-		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(w->id % (ncpu > 0 ? ncpu : 1), &set);
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	}
+	if (w->pin)
+		manylab_pin_self(w->id);
 	pthread_barrier_wait(w->start);
 	volatile uint64_t *c = w->counter;
 	long every = w->pause_every, until_pause = every;
 	for (long i = 0; i < w->iters; i++) {
 		*c = *c + 1;
 		if (every && --until_pause == 0) {
-			spin_hint();
+			manylab_spin_hint();
 			until_pause = every;
 		}
 	}
 	return NULL;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* Runs one variant; returns its wall time in seconds. */
@@ -185,11 +153,11 @@ static double run(const struct options *o, enum variant v, uint64_t *checksum)
 		manylab_roi_phase(1);
 	else
 		manylab_roi_phase(2);
-	double t0 = now();
+	double t0 = manylab_now();
 	pthread_barrier_wait(&start);
 	for (int i = 0; i < o->threads; i++)
 		pthread_join(workers[i].tid, NULL);
-	double t1 = now();
+	double t1 = manylab_now();
 	manylab_roi_end(0);
 	for (int i = 0; i < o->threads; i++)
 		*checksum += *workers[i].counter;

@@ -107,6 +107,10 @@ def test_contention_runs_one_loop_alone(binaries):
 
 def test_bad_values_exit_2(binaries):
     assert run(binaries["contention"], "--mode", "spin").returncode == 2
-    assert run(binaries["contention"], "--threads", "0").returncode == 2
+    # manylab_threads.h: an integer in range, the whole text, or exit 2 naming the option
+    for bad in ("0", "12x", "", "600"):
+        out = run(binaries["contention"], "--threads", bad)
+        assert out.returncode == 2 and "--threads" in out.stderr, bad
+    assert run(binaries["falseshare"], "--iters", "1e3").returncode == 2
     assert run(binaries["pwriter"], "--size", "5000", "--block", "4096").returncode == 2
     assert run(binaries["forkbench"], "--mode", "spawn").returncode == 2

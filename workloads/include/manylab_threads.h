@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the lab's multi-threaded micro-workloads (falseshare, contention): a
+ * range-checked integer argument, the spin-wait hint, pinning to a CPU and a monotonic clock.
+ */
+#ifndef MANYLAB_THREADS_H
+#define MANYLAB_THREADS_H
+
+#ifndef _GNU_SOURCE
+#error "define _GNU_SOURCE before any include (for pthread_setaffinity_np)"
+#endif
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The integer value of an option in [min, max]; anything else exits 2 naming the option. */
+static inline long manylab_parse_long(const char *prog, const char *flag, const char *text,
+				      long min, long max)
+{
+	char *end;
+
+	errno = 0;
+	long v = strtol(text, &end, 10);
+	if (errno || *end || end == text || v < min || v > max) {
+		fprintf(stderr, "%s: bad value '%s' for %s (expected %ld..%ld)\n", prog, text, flag,
+			min, max);
+		exit(2);
+	}
+	return v;
+}
+
+/* x86 pause, arm64 yield: under single-threaded TCG it also ends the vCPU's turn. */
+static inline void manylab_spin_hint(void)
+{
+#if defined(__x86_64__)
+	__asm__ __volatile__("pause" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/* Pins the calling thread to CPU id modulo the online CPUs. */
+static inline void manylab_pin_self(int id)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(id % (ncpu > 0 ? ncpu : 1), &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static inline double manylab_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+#endif
