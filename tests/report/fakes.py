@@ -33,6 +33,8 @@ def write_point(study: Path, point: str, point_params: dict[str, Any],
                 spec: Path | None = None, regions: dict[str, Any] | None = None) -> Path:
     folder = study / point
     folder.mkdir(parents=True)
+    if stats is not None:  # the machine model ran
+        point_params = {**point_params, "plugin": {**point_params["plugin"], "enabled": True}}
     kernel = {**KERNEL, "variant": point_params["kernel"]["variant"]}
     (folder / "inputs.json").write_text(json.dumps({
         "point": point, "study": study.name, "params": point_params, "kernel": kernel,

@@ -7,8 +7,9 @@ def test_each_result_line_is_a_record_with_the_point_parameters(tmp_path):
     lines = [mmf_line("pipe", "normal", "l_open", 1024, 10.0, 5.0),
              mmf_line("pipe", "mmf", "l_open", 1024, 12.0, 4.0)]
     write_point(study, "p1", params("mmf", {"path": "pipe"}), lines, stats={"insns": 7})
-    write_point(study, "p2", params("mmf", {"path": "tcp"}, repeat=1), None, status="failed",
-                reason="kernel panic")
+    failing = params("mmf", {"path": "tcp"}, repeat=1)
+    failing["plugin"]["enabled"] = True  # the same spec as p1; it failed before any stats
+    write_point(study, "p2", failing, None, status="failed", reason="kernel panic")
     loaded = records.load(study)
     assert len(loaded.records) == 3 and len(loaded.inputs) == 2
     first, second, failed = loaded.records

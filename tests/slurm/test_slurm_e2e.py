@@ -34,6 +34,8 @@ timeout_s = 600
 [machine]
 vcpus = 2
 memory = "256M"
+reproducible = false  # a guest sleep must take host time (icount skips idle time)
+quantum = 0
 [workload]
 name = "shell"
 args = {{ script = "sleep {seconds}; echo MANYLAB-RESULT {{}}" }}

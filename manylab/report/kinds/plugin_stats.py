@@ -34,8 +34,11 @@ def stats_group(column: str) -> str:
 
 
 def sections(ctx: Context) -> list[Section]:
-    points = first_lines(ok_records(ctx.records))
-    columns = numeric_columns(points, "stats.")
+    """Points that ran the machine model (a plugin loaded only for the vCPU switch has no
+    model figures; its interleaving columns belong to the contention plot set)."""
+    points = [p for p in first_lines(ok_records(ctx.records)) if p.get("plugin.enabled") is True]
+    columns = [c for c in numeric_columns(points, "stats.")
+               if not c.startswith("stats.interleave.")]
     if not columns:
         return []
     shown = key_columns(columns) or columns
