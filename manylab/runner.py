@@ -79,7 +79,7 @@ def is_current(point_dir: Path, params: dict[str, Any]) -> bool:
     except (FileNotFoundError, ValueError):
         return False
     recorded = inputs.get("qemu", {}).get("version")
-    return recorded == qemu.version(qemu.binary(params["machine"]["arch"]))
+    return bool(recorded == qemu.version(qemu.binary(params["machine"]["arch"])))
 
 
 def run_point(spec: specs.Spec, point: Point, root: Path | None = None) -> dict[str, Any]:

@@ -59,7 +59,7 @@ def with_derived(records: list[Record], lock_wait: list[str]) -> list[Record]:
             row[LOCK_WAIT] = wait
             for share, total in ((LOCK_WAIT_PCT, record.get("stats.roi.insts")),
                                  (LOCK_WAIT_PATH_PCT, record.get(PATH_INSTS))):
-                if is_number(total) and float(total) > 0:
+                if total is not None and is_number(total) and float(total) > 0:
                     row[share] = 100.0 * wait / float(total)
         out.append(row)
     return out
