@@ -233,9 +233,9 @@ def main() -> int:
                 if not r:
                     continue
                 # A plugin run counts its own guest work; the plain run borrows a count run's.
-                count_runs = [results.get(n) for n, m, _, c in configs
-                              if m == "count" and c == clock and results.get(n)]
-                count = count_runs[0] if count_runs else {}
+                count_runs = [found for n, m, _, c in configs
+                              if m == "count" and c == clock and (found := results.get(n))]
+                count: dict[str, Any] = count_runs[0] if count_runs else {}
                 source = count if mode == "none" and not r.get("insts") else r
                 insts, accesses = source.get("insts"), source.get("accesses")
                 roi_cpu = r.get("roi_cpu_s")
