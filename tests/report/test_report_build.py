@@ -170,3 +170,14 @@ def test_contention_report_draws_handoffs_against_the_quantum(tmp_path):
         rows = {r["point"]: r for r in csv.DictReader(handle)}
     assert rows["q1000-1"]["stats.interleave.switches"] == "10000"
     assert rows["q1000-1"]["stats.interleave.icount"] == "True"
+
+
+def test_rate_notes_follow_the_clock():
+    from manylab.report.kinds.common import guest_time_caveat
+
+    lockstep = guest_time_caveat([{"machine.reproducible": True}])
+    free = guest_time_caveat([{"machine.reproducible": False}])
+    assert len(lockstep) == 1 and "do not grow with cores" in lockstep[0]
+    assert len(free) == 1 and "host's pace" in free[0]
+    assert len(guest_time_caveat([{"machine.reproducible": True},
+                                  {"machine.reproducible": False}])) == 2

@@ -108,11 +108,21 @@ def setting_gains(records: list[Record], lay: Layout, column: str,
 
 
 def guest_time_caveat(records: list[Record]) -> list[str]:
-    """A warning when rates are in guest time without icount (they then follow host load)."""
-    if all(r.get("machine.reproducible") for r in records):
-        return []
-    return ["Caution: these rates are in guest time under TCG without icount, which runs at the "
-            "host's pace: points run at different host loads are not comparable, and the lab's "
-            "instruction and coherence counts (below) are the measurement to compare. Compare "
-            "rates only between points run side by side on a quiet host, or with "
-            "machine.reproducible (icount)."]
+    """What a rate in guest time means for these points: under icount one clock counts the
+    instructions of all vCPUs; without it guest time follows host load."""
+    notes = []
+    if any(r.get("machine.reproducible") for r in records):
+        notes.append("Note: in instruction time (machine.reproducible, icount) guest time counts "
+                     "the instructions of all vCPUs together, 1 ns each: a machine with N busy "
+                     "vCPUs spends N guest nanoseconds per instruction step of each, so "
+                     "guest-time rates measure work per machine instruction and do not grow "
+                     "with cores even when the work scales perfectly. Read scaling from the "
+                     "instruction and coherence counts of the same work (modelled time per "
+                     "vCPU is issue #15's).")
+    if not all(r.get("machine.reproducible") for r in records):
+        notes.append("Caution: these rates are in guest time under TCG without icount, which "
+                     "runs at the host's pace: points run at different host loads are not "
+                     "comparable, and the lab's instruction and coherence counts (below) are the "
+                     "measurement to compare. Compare rates only between points run side by "
+                     "side on a quiet host, or with machine.reproducible (icount).")
+    return notes
