@@ -56,7 +56,7 @@ def _selected(points: list[plan.Point], study_dir: Path, force: bool,
             stale += 1
             chosen.append(point)
     if stale:
-        print(f"manylab: {stale} stored points were made by another QEMU version: they run "
+        print(f"manylab: {stale} stored points were made by another QEMU or gem5 version: they run "
               f"again and their folders are replaced", file=sys.stderr)
     return chosen
 

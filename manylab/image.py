@@ -56,7 +56,8 @@ def busybox_binary(arch: str) -> Path:
 
 
 def workload_sources() -> list[Path]:
-    return sorted(WORKLOADS_DIR.glob("*.c"))
+    """The workloads and the guest tools (workloads/tools/), each one static binary."""
+    return sorted(WORKLOADS_DIR.glob("*.c")) + sorted((WORKLOADS_DIR / "tools").glob("*.c"))
 
 
 def compile_workload(source: Path, arch: str, out: Path) -> None:

@@ -200,6 +200,7 @@ class RunOutcome:
     seconds: float
     boot_seconds: float | None
     stderr_tail: list[str] = field(default_factory=list)
+    program: str = "QEMU"
 
     @property
     def failure(self) -> str | None:
@@ -211,7 +212,8 @@ class RunOutcome:
                     f"{self.console.last_line[:120]!r})")
         if self.console.exit_status is None:
             tail = self.stderr_tail[-1] if self.stderr_tail else self.console.last_line[:120]
-            return f"QEMU exited ({self.returncode}) before the workload finished: {tail}"
+            return (f"{self.program} exited ({self.returncode}) before the workload finished: "
+                    f"{tail}")
         return self.console.reason
 
 
@@ -235,8 +237,10 @@ def stop_all() -> None:
         _stop(proc)
 
 
-def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float) -> RunOutcome:
-    """Run QEMU, stream its console to console_log, and judge the run."""
+def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float,
+        program: str = "QEMU") -> RunOutcome:
+    """Run the emulator (QEMU, or gem5 with its terminal on stdout), stream its console to
+    console_log, and judge the run."""
     state = ConsoleState()
     started = time.monotonic()
     boot_seconds: float | None = None
@@ -287,7 +291,7 @@ def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float) 
         raise Interrupted
     stderr_tail = stderr_log.read_text(errors="replace").strip().splitlines()[-5:]
     return RunOutcome(state, proc.returncode, timed_out, time.monotonic() - started,
-                      boot_seconds, stderr_tail)
+                      boot_seconds, stderr_tail, program)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

@@ -19,6 +19,8 @@ from typing import Any
 
 from manylab import atomic, image, kernel, plugin, qemu
 from manylab import spec as specs
+from manylab.gem5 import backend as gem5_backend
+from manylab.gem5 import command as gem5_command
 from manylab.hashing import sha256_file
 from manylab.paths import REPO_ROOT, RUNS_DIR
 from manylab.plan import Point
@@ -78,6 +80,9 @@ def is_current(point_dir: Path, params: dict[str, Any]) -> bool:
         inputs = json.loads((point_dir / "inputs.json").read_text())
     except (FileNotFoundError, ValueError):
         return False
+    if params["machine"].get("backend") == "gem5":
+        recorded = inputs.get("gem5", {}).get("version")
+        return bool(recorded == gem5_command.version(gem5_command.binary(params)))
     recorded = inputs.get("qemu", {}).get("version")
     return bool(recorded == qemu.version(qemu.binary(params["machine"]["arch"])))
 
@@ -101,6 +106,10 @@ def run_point(spec: specs.Spec, point: Point, root: Path | None = None) -> dict[
 
 def _run_into(spec: specs.Spec, point: Point, staging: Path) -> dict[str, Any]:
     params = point.params
+    if params["machine"]["backend"] == "gem5":
+        timeout = float(spec.timeout_s) or gem5_backend.DEFAULT_TIMEOUT_S
+        return gem5_backend.run_into(point.id, spec.name, params, staging,
+                                     _common_inputs(spec, point), timeout)
     artifacts = build_artifacts(params)
     timeout = float(spec.timeout_s) or qemu.default_timeout(params)
     with tempfile.TemporaryDirectory(prefix="manylab-run-") as scratch_name:
@@ -145,15 +154,25 @@ def _run_into(spec: specs.Spec, point: Point, staging: Path) -> dict[str, Any]:
     }
 
 
-def _inputs_record(spec: specs.Spec, point: Point, artifacts: Artifacts, argv: list[str],
-                   plugin_args: list[str], script: str, timeout: float) -> dict[str, Any]:
-    kernel_manifest = json.loads((artifacts.kernel.directory / "manifest.json").read_text())
-    record: dict[str, Any] = {
+def _common_inputs(spec: specs.Spec, point: Point) -> dict[str, Any]:
+    """What every backend records: the point, its spec, the lab's commit, the host."""
+    return {
         "point": point.id,
         "study": spec.name,
         "spec": {"path": str(spec.path), "table": spec.raw,
                  "sha256": sha256_file(spec.path) if spec.path.is_file() else None},
         "params": point.params,
+        "lab": _git_state(),
+        "host": {"machine": platform.machine(), "node": platform.node(),
+                 "cpus": os.cpu_count()},
+    }
+
+
+def _inputs_record(spec: specs.Spec, point: Point, artifacts: Artifacts, argv: list[str],
+                   plugin_args: list[str], script: str, timeout: float) -> dict[str, Any]:
+    kernel_manifest = json.loads((artifacts.kernel.directory / "manifest.json").read_text())
+    record: dict[str, Any] = {
+        **_common_inputs(spec, point),
         "kernel": {**kernel_manifest, "artifacts": str(artifacts.kernel.directory),
                    "boot_image_sha256": sha256_file(artifacts.kernel.boot_image)},
         "image": {"key": artifacts.image.key, "directory": str(artifacts.image.directory),
@@ -162,9 +181,6 @@ def _inputs_record(spec: specs.Spec, point: Point, artifacts: Artifacts, argv: l
         "qemu": {"argv": argv, "version": qemu.version(argv[0]),
                  "cmdline": qemu.kernel_cmdline(point.params)},
         "timeout_s": timeout,
-        "lab": _git_state(),
-        "host": {"machine": platform.machine(), "node": platform.node(),
-                 "cpus": os.cpu_count()},
     }
     if artifacts.plugin is not None:
         record["plugin"] = {**plugin.describe(artifacts.plugin), "args": plugin_args}

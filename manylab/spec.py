@@ -63,6 +63,12 @@ def _positive(value: Any) -> str | None:
     return None if value >= 1 else "must be at least 1"
 
 
+def _power_of_two_line(value: Any) -> str | None:
+    if value < 64 or value & (value - 1):
+        return "must be a power of two of at least 64 (one cache line)"
+    return None
+
+
 def _not_negative(value: Any) -> str | None:
     return None if value >= 0 else "must be 0 or more"
 
@@ -102,6 +108,9 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "quantum_shared": Field(int, 0, check=_not_negative,
                                 doc="adaptive turn length once a vCPU touches lines other "
                                     "vCPUs hold (full plugin mode); 0 = same as quantum"),
+        "backend": Field(str, "qemu", choices=("qemu", "gem5"),
+                         doc="qemu: QEMU + the plugin (default); gem5: the detailed tier, a "
+                             "gem5 full-system run on the plugin preset's mesh ([gem5])"),
     },
     "workload": {
         "name": Field(str, None),
@@ -119,6 +128,17 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "set": Field(dict, {}, sweep=False, doc="preset overrides, e.g. {'l2.size_kib'=512}"),
         "functions": Field(list, [], sweep=False,
                            doc="kernel function patterns (fnmatch) summed into the table"),
+    },
+    "gem5": {
+        "binary": Field(str, "", sweep=False,
+                        doc="gem5 built for X86_MESI_Two_Level; '' = $MANYLAB_GEM5"),
+        "cpu": Field(str, "timing", choices=("atomic", "timing", "o3"),
+                     doc="core type inside the region of interest"),
+        "boot_cpu": Field(str, "atomic", choices=("atomic", "timing", "o3"),
+                          doc="core type before and after the region of interest"),
+        "clock": Field(str, "2GHz", doc="core and Ruby clock"),
+        "interleave": Field(int, 256, check=_power_of_two_line,
+                            doc="bytes per memory channel before the next channel"),
     },
     "slurm": {
         "partition": Field(str, "", sweep=False),
@@ -408,8 +428,29 @@ def check_point(spec: Spec, point: dict[str, Any]) -> None:
             seen.extend(parse_cpus(str(node["cpus"])) if "cpus" in node else [])
         if sorted(seen) != list(range(vcpus)):
             raise SpecError(f"{where} numa: the nodes' cpus must cover 0-{vcpus - 1} exactly once")
+    if machine["backend"] == "gem5":
+        _check_gem5(spec, point)
     membind = point["workload"]["membind"]
     if membind >= max(1, len(nodes)):
         raise SpecError(f"{spec.path}: [workload] membind: node {membind} does not exist "
                         f"(the machine has {max(1, len(nodes))} NUMA node(s))")
     check_args(spec.path, point["workload"]["name"], point["workload"]["args"])
+
+
+GEM5_MAX_MEMORY = 3 << 30
+
+
+def _check_gem5(spec: Spec, point: dict[str, Any]) -> None:
+    """What the gem5 tier's x86 board can run (gem5-configs/README.md says why)."""
+    machine, workload = point["machine"], point["workload"]
+    where = f"{spec.path}: [machine] backend = 'gem5':"
+    if machine["arch"] != "x86_64":
+        raise SpecError(f"{where} the lab's gem5 configs are x86_64 only (set arch = 'x86_64')")
+    if parse_size(machine["memory"]) > GEM5_MAX_MEMORY:
+        raise SpecError(f"{where} gem5's x86 board maps at most 3 GiB (set memory <= '3G')")
+    if workload["fs"] != "tmpfs":
+        raise SpecError(f"{where} the root disk is the only disk under gem5 (set [workload] "
+                        "fs = 'tmpfs')")
+    if workload["membind"] >= 0:
+        raise SpecError(f"{where} the guest sees no NUMA nodes under gem5 (set [workload] "
+                        "membind = -1)")

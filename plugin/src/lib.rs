@@ -5,6 +5,7 @@ pub mod args;
 pub mod atomics;
 pub mod cache;
 pub mod coherence;
+pub mod describe;
 pub mod directory;
 pub mod json;
 pub mod memory;

@@ -284,7 +284,7 @@ fn parse_positions(key: &str, value: &str) -> Result<Vec<Pos>, String> {
         .map_err(|_| format!("bad value '{value}' for set.{key}: expected row:col/row:col/... or none"))
 }
 
-fn positions_text(list: &[Pos]) -> String {
+pub fn positions_text(list: &[Pos]) -> String {
     if list.is_empty() {
         return "none".into();
     }

@@ -141,6 +141,14 @@ impl Topology {
         }
     }
 
+    /// The memory controller of `kind` that serves quadrant `q` in quadrant and SNC-4 modes.
+    pub fn mc_of_quadrant(&self, kind: DeviceKind, q: usize) -> Pos {
+        match kind {
+            DeviceKind::Mcdram => self.mcdram_mc_of_quadrant[q],
+            DeviceKind::Dram | DeviceKind::Pcm => self.ddr_mc_of_quadrant[q],
+        }
+    }
+
     pub fn quadrant_of_tile(&self, tile: usize) -> usize {
         (0..4).find(|&q| self.quadrant_tiles[q].contains(&(tile as u16))).unwrap_or(0)
     }

@@ -79,7 +79,7 @@ def test_points_of_another_emulator_run_again(tmp_path, qemu_now, capsys):
     make_point(tmp_path, "new-ok", "ok")
     points = [Point(name, X86) for name in ("old-ok", "old-failed", "new-ok")]
     assert [p.id for p in _selected(points, tmp_path, False, False)] == ["old-ok", "old-failed"]
-    assert "2 stored points were made by another QEMU version" in capsys.readouterr().err
+    assert "2 stored points were made by another QEMU or gem5 version" in capsys.readouterr().err
 
 
 def test_replace_dir_swaps_whole_folders(tmp_path):

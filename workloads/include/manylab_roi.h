@@ -7,6 +7,11 @@
  *   arm64:  movz xzr, #0xOOAA, lsl #48     = 0xd2e00000 | (0xOOAA << 5) | 31
  * OO is the opcode (1 begin, 2 end, 3 phase) and AA its argument (region or phase number).
  * The plugin recognises the bytes at translation time; without the plugin they cost one cycle.
+ *
+ * Under gem5 (the guest's init exports MANYLAB_GEM5=1 when the kernel command line holds
+ * manylab.backend=gem5) region 0's begin and end also issue gem5's work-begin/work-end
+ * pseudo-instructions (manylab_gem5.h), which the lab's gem5 scripts turn into a switch to the
+ * detailed CPU and a statistics reset and dump. The check is one load outside the marker.
  */
 #ifndef MANYLAB_ROI_H
 #define MANYLAB_ROI_H
@@ -14,6 +19,8 @@
 #define MANYLAB_ROI_OP_BEGIN 1
 #define MANYLAB_ROI_OP_END 2
 #define MANYLAB_ROI_OP_PHASE 3
+
+#include "manylab_gem5.h"
 
 #define MANYLAB_ROI_STR2(x) #x
 #define MANYLAB_ROI_STR(x) MANYLAB_ROI_STR2(x)
@@ -31,8 +38,18 @@
 #endif
 
 /* Begin and end of region n (0..255); region 0 is "roi". */
-#define manylab_roi_begin(n) MANYLAB_ROI_MARK(MANYLAB_ROI_OP_BEGIN, n)
-#define manylab_roi_end(n) MANYLAB_ROI_MARK(MANYLAB_ROI_OP_END, n)
+#define manylab_roi_begin(n)                              \
+	do {                                              \
+		if ((n) == 0 && manylab_gem5_enabled())   \
+			manylab_gem5_op(M5_WORK_BEGIN, 0, 0); \
+		MANYLAB_ROI_MARK(MANYLAB_ROI_OP_BEGIN, n);\
+	} while (0)
+#define manylab_roi_end(n)                              \
+	do {                                            \
+		MANYLAB_ROI_MARK(MANYLAB_ROI_OP_END, n); \
+		if ((n) == 0 && manylab_gem5_enabled()) \
+			manylab_gem5_op(M5_WORK_END, 0, 0); \
+	} while (0)
 /* Start of named phase n (0..255) inside the current region. */
 #define manylab_roi_phase(n) MANYLAB_ROI_MARK(MANYLAB_ROI_OP_PHASE, n)
 

@@ -1,0 +1,94 @@
+"""The point's memory: one region per NUMA node of the spec, in address order, each made of
+its device's channels (interleaved), DDR4 for DRAM, HBM for MCDRAM, an NVM interface with the
+preset's PCM latencies for PCM."""
+
+import math
+
+from m5.objects import (
+    AddrRange,
+    DDR4_2400_8x8,
+    HBM_1000_4H_1x128,
+    MemCtrl,
+    NVMInterface,
+)
+
+from gem5.components.memory.abstract_memory_system import AbstractMemorySystem
+
+
+def pcm_interface(region):
+    """gem5's NVM interface with the digest's PCM read and write latencies (Table 1)."""
+    return NVMInterface(
+        tREAD=f"{region['read_ns']}ns",
+        tWRITE=f"{region['write_ns']}ns",
+        tSEND="14.16ns",
+        tBURST="3.332ns",
+        tCK="0.833ns",
+        device_size="512GiB",
+        device_bus_width=64,
+        devices_per_rank=1,
+        ranks_per_channel=1,
+        banks_per_rank=16,
+        burst_length=8,
+        device_rowbuffer_size="256B",
+        write_buffer_size=128,
+        read_buffer_size=64,
+        max_pending_writes=128,
+        max_pending_reads=64,
+        two_cycle_rdwr=True,
+    )
+
+
+INTERFACES = {
+    "dram": lambda region: DDR4_2400_8x8(),
+    "mcdram": lambda region: HBM_1000_4H_1x128(),
+    "pcm": pcm_interface,
+}
+
+
+class RegionMemory(AbstractMemorySystem):
+    def __init__(self, memory):
+        super().__init__()
+        self._memory = memory
+        self._size = memory["size"]
+        self.mem_ctrl = []
+        for region in memory["regions"]:
+            for _ in range(region["channels_used"]):
+                iface = INTERFACES[region["device"]](region)
+                iface.addr_mapping = "RoRaBaCoCh"
+                self.mem_ctrl.append(MemCtrl(dram=iface))
+
+    def incorporate_memory(self, board):
+        pass
+
+    def get_mem_ports(self):
+        return [(ctrl.dram.range, ctrl.port) for ctrl in self.mem_ctrl]
+
+    def get_memory_controllers(self):
+        return list(self.mem_ctrl)
+
+    def get_size(self):
+        return self._size
+
+    def set_memory_range(self, ranges):
+        if len(ranges) != 1 or ranges[0].size() != self._size:
+            raise ValueError("RegionMemory needs one range of the memory's size")
+        base = ranges[0].start
+        low_bit = int(math.log2(self._memory["interleave_bytes"]))
+        ctrls = iter(self.mem_ctrl)
+        for region in self._memory["regions"]:
+            channels = region["channels_used"]
+            bits = int(math.log2(channels))
+            for match in range(channels):
+                ctrl = next(ctrls)
+                start = base + region["start"]
+                if bits:
+                    ctrl.dram.range = AddrRange(
+                        start=start,
+                        size=region["size"],
+                        intlvHighBit=low_bit + bits - 1,
+                        xorHighBit=0,
+                        intlvBits=bits,
+                        intlvMatch=match,
+                    )
+                else:
+                    ctrl.dram.range = AddrRange(start=start, size=region["size"])

@@ -1,0 +1,24 @@
+"""The cores: one gem5 core per vCPU, booting on a fast core type and switching to the
+detailed one for the region of interest (or one type throughout)."""
+
+from gem5.components.processors.cpu_types import CPUTypes
+from gem5.components.processors.simple_processor import SimpleProcessor
+from gem5.components.processors.simple_switchable_processor import (
+    SimpleSwitchableProcessor,
+)
+from gem5.isas import ISA
+
+CPU_TYPES = {"atomic": CPUTypes.ATOMIC, "timing": CPUTypes.TIMING, "o3": CPUTypes.O3}
+
+
+def make_processor(system):
+    boot = CPU_TYPES[system["boot_cpu"]]
+    roi = CPU_TYPES[system["roi_cpu"]]
+    if boot == roi:
+        return SimpleProcessor(cpu_type=boot, num_cores=system["cpus"], isa=ISA.X86)
+    return SimpleSwitchableProcessor(
+        starting_core_type=boot,
+        switch_core_type=roi,
+        num_cores=system["cpus"],
+        isa=ISA.X86,
+    )

@@ -1,0 +1,68 @@
+"""gem5 entry point of one manylab point: `gem5.fast [--outdir DIR] run_point.py SYSTEM.json`.
+
+SYSTEM.json is written by the lab (manylab/gem5/system.py). The guest boots on the boot core
+type; the workload's region of interest (gem5 work items from its ROI markers) runs on the
+detailed core type. Statistics blocks in stats.txt: 0 = boot, 1 = region of interest, 2 = the
+rest up to the guest's exit. roi.json records the ticks and the block of the region.
+"""
+
+import json
+import os
+import sys
+
+import m5
+
+from gem5.simulate.exit_event import ExitEvent
+from gem5.simulate.simulator import Simulator
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from manylab_gem5.board import make_board  # noqa: E402
+
+with open(sys.argv[1]) as handle:
+    system = json.load(handle)
+
+board = make_board(system)
+switchable = system["boot_cpu"] != system["roi_cpu"]
+roi = {"stats_block": 1, "begin_tick": None, "end_tick": None, "roi_cpu": system["roi_cpu"]}
+
+
+def write_roi():
+    with open(os.path.join(m5.options.outdir, "roi.json"), "w") as out:
+        json.dump(roi, out, indent=1)
+
+
+def on_work_begin():
+    while True:
+        if roi["begin_tick"] is None:
+            roi["begin_tick"] = m5.curTick()
+            m5.stats.dump()
+            m5.stats.reset()
+            if switchable:
+                board.get_processor().switch()
+            write_roi()
+        yield False
+
+
+def on_work_end():
+    while True:
+        if roi["begin_tick"] is not None and roi["end_tick"] is None:
+            roi["end_tick"] = m5.curTick()
+            m5.stats.dump()
+            m5.stats.reset()
+            if switchable:
+                board.get_processor().switch()
+            write_roi()
+        yield False
+
+
+simulator = Simulator(
+    board=board,
+    on_exit_event={
+        ExitEvent.WORKBEGIN: on_work_begin(),
+        ExitEvent.WORKEND: on_work_end(),
+    },
+)
+simulator.run()
+write_roi()
+print(f"manylab-gem5: exit at tick {m5.curTick()}: {simulator.get_last_exit_event_cause()}")

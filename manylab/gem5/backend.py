@@ -1,0 +1,92 @@
+"""The gem5 backend: one point -> a gem5 full-system run -> the same point folder as QEMU's
+(inputs.json, console.log, workload.json, stats.json, result.json), plus gem5's own output
+under gem5/ (stats.txt, config.json, roi.json)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from manylab import atomic, image, kernel, qemu
+from manylab.errors import LabError
+from manylab.gem5 import command, machine, stats, system
+from manylab.hashing import sha256_file
+from manylab.workloads import run_script
+
+# Boot and region under gem5 take minutes to hours: the lab's default limit per point.
+DEFAULT_TIMEOUT_S = 4 * 3600.0
+
+
+def describe_machine(point: dict[str, Any]) -> machine.Machine:
+    plugin = point["plugin"]
+    return machine.describe(plugin["preset"], point["machine"]["vcpus"], plugin["set"])
+
+
+def prepare(point: dict[str, Any], kernel_artifacts: kernel.KernelArtifacts,
+            image_artifacts: image.ImageArtifacts, folder: Path) -> dict[str, Any]:
+    """Write the run script and the system description into folder; return the description."""
+    script = folder / "run.sh"
+    script.write_text(run_script(point))
+    inputs = system.Gem5Inputs(kernel_artifacts.vmlinux, image_artifacts.rootfs_ext2, script)
+    description = system.describe(point, describe_machine(point), inputs)
+    atomic.write_json(folder / "gem5-system.json", description)
+    return description
+
+
+def run_into(point_id: str, study: str, point: dict[str, Any], staging: Path,
+             inputs_base: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    gem5 = command.binary(point)
+    arch = point["machine"]["arch"]
+    kernel_artifacts = kernel.build(kernel.KernelRequest(
+        point["kernel"]["variant"], arch, tuple(point["kernel"]["fragments"])))
+    image_artifacts = image.build(arch)
+    description = prepare(point, kernel_artifacts, image_artifacts, staging)
+    outdir = staging / "gem5"
+    argv = command.argv(gem5, outdir, staging / "gem5-system.json")
+    record = {
+        **inputs_base,
+        "kernel": {**json.loads((kernel_artifacts.directory / "manifest.json").read_text()),
+                   "artifacts": str(kernel_artifacts.directory),
+                   "vmlinux_sha256": sha256_file(kernel_artifacts.vmlinux)},
+        "image": {"key": image_artifacts.key, "directory": str(image_artifacts.directory),
+                  "rootfs_ext2_sha256": sha256_file(image_artifacts.rootfs_ext2)},
+        "run_script": (staging / "run.sh").read_text(),
+        "gem5": {"argv": argv, "version": command.version(gem5), "binary_sha256":
+                 sha256_file(gem5), "configs": _configs_hashes(),
+                 "system": "gem5-system.json"},
+        "timeout_s": timeout_s,
+    }
+    atomic.write_json(staging / "inputs.json", record)
+    outcome = qemu.run(argv, staging / "console.log", staging / "gem5-stderr.log", timeout_s,
+                       program="gem5")
+    atomic.write_json(staging / "workload.json", outcome.console.results)
+    failure = outcome.failure
+    if failure is None and not outcome.console.results:
+        failure = "the workload printed no MANYLAB-RESULT line"
+    stats_txt = outdir / "stats.txt"
+    if failure is None:
+        try:
+            imported = stats.import_run(stats_txt, outdir / "roi.json", description)
+            atomic.write_json(staging / "stats.json", imported)
+        except LabError as error:
+            failure = str(error)
+    return {
+        "point": point_id,
+        "study": study,
+        "status": "failed" if failure else "ok",
+        "reason": failure,
+        "exit_status": outcome.console.exit_status,
+        "gem5_returncode": outcome.returncode,
+        "timing": {"total_s": round(outcome.seconds, 3),
+                   "boot_s": None if outcome.boot_seconds is None
+                   else round(outcome.boot_seconds, 3)},
+        "kernel_reports": outcome.console.failures,
+    }
+
+
+def _configs_hashes() -> dict[str, str]:
+    return {str(p.relative_to(command.CONFIGS_DIR)): sha256_file(p)
+            for p in sorted(command.CONFIGS_DIR.rglob("*.py"))}
+
+

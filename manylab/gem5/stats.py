@@ -1,0 +1,150 @@
+"""gem5's stats.txt -> the lab's stats schema (the plugin's `summary` keys), so tables,
+reports and comparisons read both tiers the same way.
+
+The region of interest is the statistics block dumped at the workload's work-end
+(gem5-configs/run_point.py: block 0 = boot, 1 = region, 2 = the rest).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from manylab.errors import LabError
+
+BEGIN = "---------- Begin Simulation Statistics ----------"
+END = "---------- End Simulation Statistics   ----------"
+LINE_BYTES = 64
+RUBY = "board.cache_hierarchy.ruby_system"
+
+
+def parse(text: str) -> list[dict[str, float]]:
+    """Every statistics block of a stats.txt: name (with `::label` for vector entries) ->
+    first value; non-numeric values (nan, inf) are kept as floats, text is skipped."""
+    blocks: list[dict[str, float]] = []
+    current: dict[str, float] | None = None
+    for line in text.splitlines():
+        if line.startswith(BEGIN):
+            current = {}
+            continue
+        if line.startswith(END):
+            if current is not None:
+                blocks.append(current)
+            current = None
+            continue
+        if current is None or not line.strip():
+            continue
+        fields = line.split("#", 1)[0].split()
+        if len(fields) < 2:
+            continue
+        try:
+            current[fields[0]] = float(fields[1])
+        except ValueError:
+            continue
+    return blocks
+
+
+def total(block: dict[str, float], pattern: str) -> float:
+    """Sum of the entries whose full name matches the regular expression."""
+    compiled = re.compile(pattern)
+    return sum(v for k, v in block.items() if compiled.fullmatch(k) and v == v)
+
+
+def _sum_each(block: dict[str, float], patterns: Iterable[str]) -> float:
+    return sum(total(block, p) for p in patterns)
+
+
+def summary(block: dict[str, float], system: dict[str, Any], prefix: str) -> dict[str, float]:
+    """One block in the plugin's summary keys (`<prefix>.l1d.misses`, ...)."""
+    out: dict[str, float] = {}
+
+    def put(name: str, value: float) -> None:
+        out[f"{prefix}.{name}"] = value
+
+    put("insts", total(block, r"simInsts"))
+    put("sim_seconds", total(block, r"simSeconds"))
+    put("host_seconds", total(block, r"hostSeconds"))
+    l1 = rf"{RUBY}\.l1_controllers\d*\.L1Dcache\.m_demand_"
+    l2 = rf"{RUBY}\.l2_controllers\d*\.L2cache\.m_demand_"
+    put("l1d.hits", total(block, l1 + "hits"))
+    put("l1d.misses", total(block, l1 + "misses"))
+    put("l1d.accesses", total(block, l1 + "accesses"))
+    put("l2.hits", total(block, l2 + "hits"))
+    put("l2.misses", total(block, l2 + "misses"))
+    put("l2.accesses", total(block, l2 + "accesses"))
+    # Invalidations an L1 received (MESI_Two_Level's Inv event, in any state).
+    put("coh.invalidations", total(block, rf"{RUBY}\.L1Cache_Controller\.Inv"))
+    net = rf"{RUBY}\.network"
+    put("coh.msgs", total(block, net + r"\.packets_injected::total"))
+    put("coh.flits", total(block, net + r"\.flits_injected::total"))
+    put("coh.hops", total(block, net + r"\.average_hops") *
+        total(block, net + r"\.packets_received::total"))
+    put("coh.avg_hops", total(block, net + r"\.average_hops"))
+    put("coh.avg_packet_latency_ticks", total(block, net + r"\.average_packet_latency"))
+    reads_all = writes_all = energy_all = 0.0
+    bits = LINE_BYTES * 8
+    controllers = _controllers(system)
+    for device in ("dram", "mcdram", "pcm"):
+        reads = writes = 0.0
+        for index, region in controllers:
+            if region["device"] != device:
+                continue
+            ctrl = rf"board\.memory\.mem_ctrl{index}"
+            reads += total(block, ctrl + r"\.readReqs")
+            writes += total(block, ctrl + r"\.writeReqs")
+        energy = reads * bits * _nj(system, device, "read") + \
+            writes * bits * _nj(system, device, "write")
+        put(f"mem.{device}.reads", reads)
+        put(f"mem.{device}.writes", writes)
+        put(f"mem.{device}.energy_nj", energy)
+        reads_all, writes_all, energy_all = reads_all + reads, writes_all + writes, \
+            energy_all + energy
+    put("mem.reads", reads_all)
+    put("mem.writes", writes_all)
+    put("mem.energy_nj", energy_all)
+    return out
+
+
+def _controllers(system: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """Memory controller index -> its region, in the order gem5-configs creates them
+    (board.memory.mem_ctrl0, 1, ...: regions in address order, channels within each)."""
+    out: list[tuple[int, dict[str, Any]]] = []
+    for region in system["memory"]["regions"]:
+        for _ in range(region["channels_used"]):
+            out.append((len(out), region))
+    return out
+
+
+def _nj(system: dict[str, Any], device: str, direction: str) -> float:
+    for region in system["memory"]["regions"]:
+        if region["device"] == device:
+            return float(region[f"{direction}_nj_per_bit"])
+    return 0.0
+
+
+def import_run(stats_txt: Path, roi_json: Path, system: dict[str, Any]) -> dict[str, Any]:
+    """A gem5 run's stats.json in the lab's schema: `summary` with the region's `roi.*`
+    figures, and gem5's raw region block for everything else."""
+    if not stats_txt.is_file():
+        raise LabError(f"{stats_txt}: gem5 wrote no stats.txt (see gem5-stderr.log)")
+    blocks = parse(stats_txt.read_text())
+    try:
+        roi = json.loads(roi_json.read_text())
+    except (FileNotFoundError, ValueError):
+        raise LabError(f"{roi_json}: no region of interest was recorded: the workload's ROI "
+                       "markers never reached gem5 (is the image's init passing "
+                       "manylab.backend=gem5?)") from None
+    index = int(roi["stats_block"])
+    if roi.get("end_tick") is None or index >= len(blocks):
+        raise LabError(f"{stats_txt}: the region of interest has no statistics block "
+                       f"(found {len(blocks)} blocks; the region did not end)")
+    return {
+        "source": "gem5",
+        "summary": summary(blocks[index], system, "roi"),
+        "roi": {"begin_tick": roi["begin_tick"], "end_tick": roi["end_tick"],
+                "cpu": roi.get("roi_cpu")},
+        "gem5_roi_block": blocks[index],
+    }

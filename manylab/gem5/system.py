@@ -1,0 +1,191 @@
+"""A point -> the gem5 system it runs on: a JSON description that gem5-configs/run_point.py
+turns into gem5 standard-library components. Pure data: testable without gem5.
+
+Mapping of the plugin's machine onto gem5's Ruby MESI_Two_Level protocol and Garnet:
+- one Garnet router per mesh site (rows x cols, row-major ids), disabled sites included (they
+  still route), plus one router per memory controller that sits outside the grid, one link
+  from its edge site, so a memory access crosses the same number of links as in the plugin;
+- each vCPU is one gem5 core whose L1 (I and D) controller sits at its tile's router;
+- MESI_Two_Level's shared L2 is address-interleaved over a power-of-two number of banks, one
+  per tile on the first such tiles (all tiles on every preset but altra-80);
+- one directory per memory channel at its controller's router; each NUMA node of the point is
+  a memory region of its device, interleaved over that device's controllers (the first 2^k
+  of them: gem5 interleaves channels by address bits).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from manylab.gem5.machine import Machine, Pos, positions
+from manylab.qemu import LAB_CMDLINE, numa_nodes
+from manylab.spec import parse_size
+
+SYSTEM_FORMAT = 1
+HZ = 100
+# gem5's x86 local APIC timer counts the core clock divided by 16 (X86LocalApic.py).
+APIC_CLOCK_DIVIDER = 16
+# X86Board maps all RAM below the PCI hole at 3 GiB.
+X86_MAX_MEMORY = 3 << 30
+DEVICE_CONTROLLERS = {"dram": "mc.ddr", "pcm": "mc.ddr", "mcdram": "mc.mcdram"}
+
+DIFFERENCES = [
+    "protocol: MESI (gem5 MESI_Two_Level) where the plugin models MESIF; no Forward state, so a "
+    "clean line shared by several L1s is supplied by the L2 bank, not by a sharer",
+    "L2: one shared, address-interleaved L2 bank per tile (static NUCA) where the plugin has a "
+    "per-tile L2 shared by the tile's cores and a hashed distributed directory; a line's L2 bank "
+    "and directory are fixed by address bits, not by the plugin's hash or cluster mode",
+    "cluster modes: quadrant and SNC-4 affinity are not expressed; addresses interleave over "
+    "all banks and all controllers of their device",
+    "SMT: each vCPU is its own gem5 core with private L1s on its tile's router (the plugin puts "
+    "a core's SMT threads in one L1D)",
+    "hops: Garnet counts router-to-router link traversals of every flit; the plugin counts "
+    "Manhattan hops per message",
+    "memory: gem5's DDR4/HBM/NVM interface timing models (banks, rows, queues) against the "
+    "plugin's fixed per-device latencies; the guest sees one flat memory (gem5's x86 board "
+    "gives no NUMA tables), so NUMA nodes become address regions, not guest NUMA nodes",
+]
+
+
+@dataclass(frozen=True)
+class Gem5Inputs:
+    kernel: Path
+    disk: Path
+    readfile: Path
+
+
+def router_id(pos: Pos, cols: int) -> int:
+    return pos[0] * cols + pos[1]
+
+
+def _inside(pos: Pos, rows: int, cols: int) -> bool:
+    return 0 <= pos[0] < rows and 0 <= pos[1] < cols
+
+
+def _edge_site(pos: Pos, rows: int, cols: int) -> Pos:
+    return (min(max(pos[0], 0), rows - 1), min(max(pos[1], 0), cols - 1))
+
+
+def mesh(machine: Machine) -> dict[str, Any]:
+    """Routers (grid sites, then outside memory controllers) and bidirectional links."""
+    rows, cols = machine.rows, machine.cols
+    routers: list[dict[str, Any]] = []
+    active = set(machine.tiles)
+    for r in range(rows):
+        for c in range(cols):
+            routers.append({"id": r * cols + c, "pos": [r, c],
+                            "site": "tile" if (r, c) in active else "disabled"})
+    links: list[dict[str, Any]] = []
+    for r in range(rows):
+        for c in range(cols):
+            if c + 1 < cols:
+                links.append({"a": r * cols + c, "b": r * cols + c + 1, "axis": "x"})
+            if r + 1 < rows:
+                links.append({"a": r * cols + c, "b": (r + 1) * cols + c, "axis": "y"})
+    outside: dict[Pos, int] = {}
+    for key in ("mc.ddr", "mc.mcdram"):
+        for pos in positions(machine.params[key]):
+            if _inside(pos, rows, cols) or pos in outside:
+                continue
+            outside[pos] = len(routers)
+            edge = _edge_site(pos, rows, cols)
+            axis = "x" if pos[0] == edge[0] else "y"
+            routers.append({"id": outside[pos], "pos": list(pos), "site": "memory"})
+            links.append({"a": router_id(edge, cols), "b": outside[pos], "axis": axis})
+    return {"rows": rows, "cols": cols, "routers": routers, "links": links,
+            "routing": machine.params["mesh.routing"],
+            "flit_bytes": int(machine.params["mesh.flit_bytes"]),
+            "router_latency": 1, "link_latency": 1, "vcs_per_vnet": 4}
+
+
+def controller_router(machine: Machine, pos: Pos, net: dict[str, Any]) -> int:
+    for router in net["routers"]:
+        if tuple(router["pos"]) == tuple(pos):
+            return int(router["id"])
+    raise ValueError(f"no router at {pos}")
+
+
+def power_of_two_floor(count: int) -> int:
+    power = 1
+    while power * 2 <= count:
+        power *= 2
+    return power
+
+
+def l2_banks(machine: Machine) -> list[int]:
+    """Routers of the L2 banks: the first 2^k active tiles (MESI_Two_Level selects banks by
+    address bits, so their number is a power of two)."""
+    count = power_of_two_floor(len(machine.tiles))
+    return [router_id(pos, machine.cols) for pos in machine.tiles[:count]]
+
+
+def memory(point: dict[str, Any], machine: Machine, net: dict[str, Any]) -> dict[str, Any]:
+    regions = []
+    start = 0
+    for node in numa_nodes(point["machine"]):
+        device = node.get("device", "dram")
+        size = parse_size(node["size"])
+        mcs = positions(machine.params[DEVICE_CONTROLLERS[device]]) or \
+            positions(machine.params["mc.ddr"])
+        regions.append({
+            "device": device, "start": start, "size": size,
+            "channels": [controller_router(machine, pos, net) for pos in mcs],
+            "channels_used": power_of_two_floor(len(mcs)),
+            "read_ns": float(machine.params[f"{device}.read_ns"]),
+            "write_ns": float(machine.params[f"{device}.write_ns"]),
+            "read_nj_per_bit": float(machine.params[f"{device}.read_nj_per_bit"]),
+            "write_nj_per_bit": float(machine.params[f"{device}.write_nj_per_bit"]),
+        })
+        start += size
+    return {"size": start, "regions": regions,
+            "interleave_bytes": int(point["gem5"]["interleave"])}
+
+
+def kernel_args(point: dict[str, Any], clock_hz: int) -> list[str]:
+    lapic_period = clock_hz // APIC_CLOCK_DIVIDER // HZ
+    args = ["earlyprintk=ttyS0", "console=ttyS0", *LAB_CMDLINE.split(),
+            "tsc=reliable", "no_timer_check", f"lpj={clock_hz // HZ}",
+            f"lapic_timer_period={lapic_period}",
+            "root=/dev/sda", "rw", "init=/init", "manylab.backend=gem5"]
+    return args + str(point["kernel"]["cmdline"]).split()
+
+
+def parse_clock(text: str) -> int:
+    units = {"ghz": 10**9, "mhz": 10**6, "khz": 10**3, "hz": 1}
+    low = text.strip().lower()
+    for unit, scale in units.items():
+        if low.endswith(unit):
+            return int(float(low[:-len(unit)]) * scale)
+    raise ValueError(f"bad clock {text!r}: expected e.g. '2GHz'")
+
+
+def describe(point: dict[str, Any], machine: Machine, inputs: Gem5Inputs) -> dict[str, Any]:
+    """The whole gem5 system of one point, as gem5-configs/run_point.py reads it."""
+    settings = point["gem5"]
+    clock_hz = parse_clock(settings["clock"])
+    net = mesh(machine)
+    vcpus = point["machine"]["vcpus"]
+    params = machine.params
+    return {
+        "format": SYSTEM_FORMAT,
+        "preset": params["preset"],
+        "isa": "x86",
+        "clock": settings["clock"],
+        "cpus": vcpus,
+        "boot_cpu": settings["boot_cpu"],
+        "roi_cpu": settings["cpu"],
+        "kernel": str(inputs.kernel),
+        "disk": str(inputs.disk),
+        "readfile": str(inputs.readfile),
+        "kernel_args": kernel_args(point, clock_hz),
+        "mesh": net,
+        "cores": [router_id(machine.vcpu_tile(v), machine.cols) for v in range(vcpus)],
+        "l1": {"size_kib": int(params["l1d.size_kib"]), "assoc": int(params["l1d.ways"])},
+        "l2": {"size_kib": int(params["l2.size_kib"]), "assoc": int(params["l2.ways"]),
+               "banks": l2_banks(machine)},
+        "memory": memory(point, machine, net),
+        "dma_router": controller_router(machine, positions(params["mc.ddr"])[0], net),
+        "differences": DIFFERENCES,
+    }

@@ -1,0 +1,149 @@
+"""The gem5 tier's system descriptions for each preset, checked by hand-counted values; gem5's
+Python is not needed. The machine comes from the plugin's own `manylab-machine`."""
+
+from pathlib import Path
+
+import pytest
+
+from manylab import plan
+from manylab import spec as specs
+from manylab.errors import LabError
+from manylab.gem5 import command, machine, system
+from manylab.spec import SpecError
+
+INPUTS = system.Gem5Inputs(Path("/k/vmlinux"), Path("/i/rootfs.ext2"), Path("/p/run.sh"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def describer_built():
+    try:
+        machine.describer()
+    except LabError as error:
+        pytest.skip(str(error))
+
+
+def gem5_point(write_spec, preset: str, vcpus: int, extra: str = "") -> dict:
+    spec = specs.load(write_spec(f"""
+[machine]
+backend = "gem5"
+vcpus = {vcpus}
+{extra}
+[plugin]
+preset = "{preset}"
+[workload]
+name = "falseshare"
+args = {{ threads = {vcpus} }}
+"""))
+    return plan.points(spec)[0].params
+
+
+def describe(point: dict) -> dict:
+    plugin = point["plugin"]
+    found = machine.describe(plugin["preset"], point["machine"]["vcpus"], plugin["set"])
+    return system.describe(point, found, INPUTS)
+
+
+def test_knl_64_mesh_routers_links_and_placement(write_spec):
+    desc = describe(gem5_point(write_spec, "knl-64", 4))
+    mesh = desc["mesh"]
+    # 6x6 sites, then 2 DDR and 8 MCDRAM controllers outside the grid, one link each.
+    assert len(mesh["routers"]) == 36 + 10
+    assert len(mesh["links"]) == 6 * 5 * 2 + 10
+    assert [r["site"] for r in mesh["routers"]].count("disabled") == 4
+    assert mesh["routers"][7]["site"] == "disabled"  # site (1, 1)
+    assert mesh["routing"] == "YX" and mesh["flit_bytes"] == 32
+    # Scatter numbering: vCPUs 0-1 on tile (0,0), 2-3 on tile (0,1).
+    assert desc["cores"] == [0, 0, 1, 1]
+    banks = desc["l2"]["banks"]
+    assert len(banks) == 32 and 7 not in banks and banks[:3] == [0, 1, 2]
+    assert desc["l2"]["size_kib"] == 1024 and desc["l2"]["assoc"] == 16
+    assert desc["l1"] == {"size_kib": 32, "assoc": 8}
+    (region,) = desc["memory"]["regions"]
+    assert region["device"] == "dram" and region["size"] == 512 << 20
+    assert region["channels"] == [36, 37] and region["channels_used"] == 2
+    assert mesh["routers"][36]["pos"] == [2, -1]
+    link = next(link for link in mesh["links"] if link["b"] == 36)
+    assert link == {"a": 12, "b": 36, "axis": "x"}  # (2,0) -> (2,-1)
+    assert desc["dma_router"] == 36
+
+
+def test_kernel_arguments_follow_the_clock(write_spec):
+    point = gem5_point(write_spec, "tiny-4", 2)
+    point["kernel"]["cmdline"] = "quiet"
+    args = describe(point)["kernel_args"]
+    # 2 GHz: TSC loops per jiffy at HZ=100; APIC timer at clock/16 -> 1.25 M per jiffy.
+    assert "lpj=20000000" in args and "lapic_timer_period=1250000" in args
+    assert "root=/dev/sda" in args and "manylab.backend=gem5" in args
+    assert args[-1] == "quiet"
+
+
+@pytest.mark.parametrize("preset,tiles,banks,channels", [
+    ("knl-64", 32, 32, 2),
+    ("knl-256", 32, 32, 2),
+    ("altra-80", 80, 64, 8),
+    ("icelake-32", 32, 32, 4),
+    ("epyc2-64", 16, 16, 8),
+    ("tiny-4", 4, 4, 1),
+])
+def test_every_preset_describes_a_power_of_two_of_banks_and_channels(
+        write_spec, preset, tiles, banks, channels):
+    desc = describe(gem5_point(write_spec, preset, 4))
+    sites = [r for r in desc["mesh"]["routers"] if r["site"] == "tile"]
+    assert len(sites) == tiles
+    assert len(desc["l2"]["banks"]) == banks
+    assert desc["memory"]["regions"][0]["channels_used"] == channels
+    assert all(0 <= c < len(desc["mesh"]["routers"]) for c in desc["cores"])
+
+
+def test_hybrid_nodes_become_dram_and_pcm_regions(write_spec):
+    point = gem5_point(write_spec, "tiny-4", 2, """
+memory = "512M"
+numa = [{ size = "128M", cpus = "0-1", device = "dram" },
+        { size = "384M", device = "pcm" }]
+""")
+    dram, pcm = describe(point)["memory"]["regions"]
+    assert (dram["device"], dram["start"], dram["size"]) == ("dram", 0, 128 << 20)
+    assert (pcm["device"], pcm["start"], pcm["size"]) == ("pcm", 128 << 20, 384 << 20)
+    # Digest Table 1 via the preset: PCM read 100 ns, write 1 us, 1 nJ/bit written.
+    assert (pcm["read_ns"], pcm["write_ns"], pcm["write_nj_per_bit"]) == (100.0, 1000.0, 1.0)
+    # tiny-4's one DDR controller at (0,-1) is router 4, after the 2x2 sites.
+    assert pcm["channels"] == [4]
+
+
+def test_preset_overrides_reach_gem5(write_spec):
+    point = gem5_point(write_spec, "tiny-4", 2)
+    point["plugin"]["set"] = {"l2.size_kib": 8, "pcm.write_ns": 500}
+    desc = describe(point)
+    assert desc["l2"]["size_kib"] == 8
+
+
+def test_command_line_and_missing_binary(write_spec, monkeypatch, tmp_path):
+    point = gem5_point(write_spec, "tiny-4", 2)
+    monkeypatch.delenv("MANYLAB_GEM5", raising=False)
+    with pytest.raises(LabError, match="gem5 not found: set MANYLAB_GEM5"):
+        command.binary(point)
+    monkeypatch.setenv("MANYLAB_GEM5", str(tmp_path / "nowhere"))
+    with pytest.raises(LabError, match="does not exist"):
+        command.binary(point)
+    argv = command.argv(Path("/opt/gem5.opt"), tmp_path / "out", tmp_path / "s.json")
+    assert argv[0] == "/opt/gem5.opt" and argv[-2].endswith("gem5-configs/run_point.py")
+    assert f"--outdir={tmp_path / 'out'}" in argv and "--listener-mode=off" in argv
+
+
+@pytest.mark.parametrize("extra,message", [
+    ('arch = "arm64"', "x86_64 only"),
+    ('memory = "4G"', "at most 3 GiB"),
+])
+def test_gem5_points_the_board_cannot_run_are_refused(write_spec, extra, message):
+    with pytest.raises(SpecError, match=message):
+        gem5_point(write_spec, "tiny-4", 2, extra)
+
+
+def test_unknown_gem5_key_is_refused(write_spec):
+    with pytest.raises(SpecError, match="cores"):
+        specs.load(write_spec("""
+[gem5]
+cores = 3
+[workload]
+name = "falseshare"
+"""))
