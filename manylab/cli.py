@@ -14,7 +14,7 @@ from manylab import image, kernel, plan, plugin, results, runner
 from manylab import spec as specs
 from manylab.errors import LabError
 from manylab.paths import RUNS_DIR
-from manylab.qemu import Interrupted, default_timeout
+from manylab.qemu import Interrupted
 from manylab.schedulers.base import PointJob, PointState, Resources, Scheduler, StudyJobs
 
 
@@ -38,8 +38,9 @@ def resources(spec: specs.Spec, params: dict[str, Any]) -> Resources:
     machine = params["machine"]
     cpus = spec.slurm["cpus"] or (machine["vcpus"] if machine["tcg"] == "multi" else 1)
     guest_mb = specs.parse_size(machine["memory"]) >> 20
-    mem_mb = spec.slurm["mem_mb"] or guest_mb + 1024 + (4096 if params["plugin"]["enabled"] else 0)
-    limit = spec.timeout_s or default_timeout(params)
+    model_mb = 4096 if params["plugin"]["enabled"] or machine["backend"] == "gem5" else 0
+    mem_mb = spec.slurm["mem_mb"] or guest_mb + 1024 + model_mb
+    limit = spec.timeout_s or runner.default_timeout(params)
     time_min = spec.slurm["time_min"] or int(limit // 60) + 5
     return Resources(cpus, mem_mb, time_min)
 
@@ -56,8 +57,8 @@ def _selected(points: list[plan.Point], study_dir: Path, force: bool,
             stale += 1
             chosen.append(point)
     if stale:
-        print(f"manylab: {stale} stored points were made by another QEMU or gem5 version: they run "
-              f"again and their folders are replaced", file=sys.stderr)
+        print(f"manylab: {stale} stored points were made by another QEMU or gem5 version: they "
+              f"run again and their folders are replaced", file=sys.stderr)
     return chosen
 
 

@@ -104,14 +104,19 @@ def run_point(spec: specs.Spec, point: Point, root: Path | None = None) -> dict[
     return result
 
 
+def default_timeout(params: dict[str, Any]) -> float:
+    if params["machine"]["backend"] == "gem5":
+        return gem5_backend.DEFAULT_TIMEOUT_S
+    return qemu.default_timeout(params)
+
+
 def _run_into(spec: specs.Spec, point: Point, staging: Path) -> dict[str, Any]:
     params = point.params
+    timeout = float(spec.timeout_s) or default_timeout(params)
     if params["machine"]["backend"] == "gem5":
-        timeout = float(spec.timeout_s) or gem5_backend.DEFAULT_TIMEOUT_S
         return gem5_backend.run_into(point.id, spec.name, params, staging,
                                      _common_inputs(spec, point), timeout)
     artifacts = build_artifacts(params)
-    timeout = float(spec.timeout_s) or qemu.default_timeout(params)
     with tempfile.TemporaryDirectory(prefix="manylab-run-") as scratch_name:
         scratch = Path(scratch_name)
         script = run_script(params)

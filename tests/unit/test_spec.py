@@ -18,9 +18,10 @@ def test_defaults_fill_a_minimal_spec(write_spec):
     assert len(points) == 1
     params = points[0].params
     assert params["kernel"]["variant"] == "stock"
-    assert params["machine"] == {"backend": "qemu", "arch": "x86_64", "vcpus": 1, "memory": "512M", "numa": [],
+    assert params["machine"] == {"arch": "x86_64", "vcpus": 1, "memory": "512M", "numa": [],
                                  "tcg": "single", "cpu": "", "reproducible": True,
-                                 "quantum": specs.DEFAULT_QUANTUM, "quantum_shared": 0}
+                                 "quantum": specs.DEFAULT_QUANTUM, "quantum_shared": 0,
+                                 "backend": "qemu"}
     assert spec.name == "study"
 
 
