@@ -1,4 +1,5 @@
-"""gem5 entry point of one manylab point: `gem5.fast [--outdir DIR] run_point.py SYSTEM.json`.
+"""gem5 entry point of one manylab point:
+`gem5.fast [--outdir DIR] run_point.py SYSTEM.json [--max-ticks N]`.
 
 SYSTEM.json is written by the lab (manylab/gem5/system.py). The guest boots on the boot core
 type; the workload's region of interest (gem5 work items from its ROI markers) runs on the
@@ -6,6 +7,7 @@ detailed core type. Statistics blocks in stats.txt: 0 = boot, 1 = region of inte
 rest up to the guest's exit. roi.json records the ticks and the block of the region.
 """
 
+import argparse
 import json
 import os
 import sys
@@ -19,7 +21,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from manylab_gem5.board import make_board  # noqa: E402
 
-with open(sys.argv[1]) as handle:
+parser = argparse.ArgumentParser(prog="run_point.py")
+parser.add_argument("system", help="the point's system description (JSON)")
+parser.add_argument("--max-ticks", type=int, default=None,
+                    help="stop after this many ticks (benchmarks), dumping the statistics")
+options = parser.parse_args()
+with open(options.system) as handle:
     system = json.load(handle)
 
 board = make_board(system)
@@ -63,6 +70,10 @@ simulator = Simulator(
         ExitEvent.WORKEND: on_work_end(),
     },
 )
-simulator.run()
+if options.max_ticks:
+    simulator.run(max_ticks=options.max_ticks)
+    m5.stats.dump()
+else:
+    simulator.run()
 write_roi()
 print(f"manylab-gem5: exit at tick {m5.curTick()}: {simulator.get_last_exit_event_cause()}")
