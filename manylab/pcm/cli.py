@@ -12,13 +12,16 @@ Sub-actions:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from manylab.errors import LabError
 from manylab.pcm import bench, engine, plots, report
-from manylab.pcm.sweep import POLICIES, ConfigError, SweepConfig, run_sweep, shape, write_table
+from manylab.pcm.sweep import POLICIES, SweepConfig, run_sweep, shape, write_table
 
 SYNTHETIC_NOTE = (
     "The traces are synthetic (manylab-pcmsim's generator, shaped like the paper's two traces: "
@@ -135,6 +138,21 @@ def _fail(msg: str) -> int:
     return 1
 
 
+Command = Callable[[argparse.Namespace], int]
+
+
+def _reported(command: Command) -> Command:
+    """The subcommand's lab errors (bad config, simulator failure, unreadable file) as one
+    line on stderr and exit status 1."""
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except (LabError, OSError) as error:
+            return _fail(str(error))
+    return run
+
+
 def _config(args: argparse.Namespace, gen: str | None = None) -> SweepConfig:
     base = SweepConfig()
     cfg_path: Path | None = getattr(args, "config", None)
@@ -195,15 +213,13 @@ def _finish(
     )
 
 
+@_reported
 def cmd_run(args: argparse.Namespace) -> int:
-    try:
-        cfg = _config(args)
-        label = cfg.gen if cfg.gen is not None else cfg.label()
-        rows, _ = _sweep_to_rows(cfg, args.out, str(label))
-        notes = [SYNTHETIC_NOTE] if cfg.gen is not None else []
-        _finish(rows, args.out, args, f"pcm-policy sweep: {label}", notes)
-    except (ConfigError, engine.EngineError, OSError) as e:
-        return _fail(str(e))
+    cfg = _config(args)
+    label = cfg.gen if cfg.gen is not None else cfg.label()
+    rows, _ = _sweep_to_rows(cfg, args.out, str(label))
+    notes = [SYNTHETIC_NOTE] if cfg.gen is not None else []
+    _finish(rows, args.out, args, f"pcm-policy sweep: {label}", notes)
     return 0
 
 
@@ -216,30 +232,28 @@ VARIANTS: dict[str, dict[str, str]] = {
 SENSITIVITY_MEM = [0.1, 0.5, 1.0]
 
 
+@_reported
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    try:
-        rows: list[dict[str, Any]] = []
-        for kind in ("trace1", "trace2"):
+    rows: list[dict[str, Any]] = []
+    for kind in ("trace1", "trace2"):
+        cfg = _config(args, gen=kind)
+        r, _ = _sweep_to_rows(cfg, args.out, kind)
+        rows += r
+    for kind in ("trace1", "trace2") if args.sensitivity else ():
+        for name, gen_set in VARIANTS.items():
             cfg = _config(args, gen=kind)
-            r, _ = _sweep_to_rows(cfg, args.out, kind)
+            cfg.gen_set = {**cfg.gen_set, **gen_set}
+            if args.mem is None:
+                cfg.mem = list(SENSITIVITY_MEM)
+            r, _ = _sweep_to_rows(cfg, args.out, f"{kind}-{name}")
             rows += r
-        for kind in ("trace1", "trace2") if args.sensitivity else ():
-            for name, gen_set in VARIANTS.items():
-                cfg = _config(args, gen=kind)
-                cfg.gen_set = {**cfg.gen_set, **gen_set}
-                if args.mem is None:
-                    cfg.mem = list(SENSITIVITY_MEM)
-                r, _ = _sweep_to_rows(cfg, args.out, f"{kind}-{name}")
-                rows += r
-        _finish(
-            rows,
-            args.out,
-            args,
-            "Hybrid DRAM/PCM placement: paper vs synthetic traces",
-            [SYNTHETIC_NOTE],
-        )
-    except (ConfigError, engine.EngineError, OSError) as e:
-        return _fail(str(e))
+    _finish(
+        rows,
+        args.out,
+        args,
+        "Hybrid DRAM/PCM placement: paper vs synthetic traces",
+        [SYNTHETIC_NOTE],
+    )
     return 0
 
 
@@ -250,44 +264,36 @@ def _gen_args(pairs: list[tuple[str, str]]) -> list[str]:
     return out
 
 
+@_reported
 def cmd_gen(args: argparse.Namespace) -> int:
-    try:
-        engine.run(["gen", "--gen", args.kind, *_gen_args(args.gen_set), "--out", str(args.out)])
-    except engine.EngineError as e:
-        return _fail(str(e))
+    engine.run(["gen", "--gen", args.kind, *_gen_args(args.gen_set), "--out", str(args.out)])
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
 
+@_reported
 def cmd_convert(args: argparse.Namespace) -> int:
-    try:
-        engine.run(["convert", str(args.input), str(args.output)])
-    except engine.EngineError as e:
-        return _fail(str(e))
+    engine.run(["convert", str(args.input), str(args.output)])
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
 
 
+@_reported
 def cmd_info(args: argparse.Namespace) -> int:
-    try:
-        objs = engine.parse_jsonl(engine.run(["info", str(args.trace)]))
-    except engine.EngineError as e:
-        return _fail(str(e))
+    objs = engine.parse_jsonl(engine.run(["info", str(args.trace)]))
     for o in objs:
         print(json.dumps(o, indent=2))
     return 0
 
 
+@_reported
 def cmd_bench(args: argparse.Namespace) -> int:
-    try:
-        bench.run(args.requests, args.policies, not args.no_file, not args.no_large)
-    except engine.EngineError as e:
-        return _fail(str(e))
+    bench.run(args.requests, args.policies, not args.no_file, not args.no_large)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry (``python -m manylab.pcm.cli``) until the lead's CLI wires it in."""
+    """Stand-alone entry (``python -m manylab.pcm.cli``); `manylab pcm-policy` is the same."""
     parser = argparse.ArgumentParser(prog="manylab")
     subparsers = parser.add_subparsers(dest="command", required=True)
     register(subparsers)

@@ -9,10 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from manylab.errors import LabError
+
 ENV_VAR = "MANYLAB_PCMSIM"
 
 
-class EngineError(RuntimeError):
+class EngineError(LabError, RuntimeError):
     """The simulator binary is missing or failed."""
 
 

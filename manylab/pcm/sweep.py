@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from manylab.errors import LabError
 from manylab.pcm import engine
 
 POLICIES = ("lru", "2q", "fgbg", "clock-dwf")
@@ -51,7 +52,7 @@ TABLE_COLUMNS = (
 )
 
 
-class ConfigError(ValueError):
+class ConfigError(LabError, ValueError):
     """A sweep configuration is invalid."""
 
 
