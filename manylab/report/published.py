@@ -1,4 +1,4 @@
-"""Published figures from the project's source papers (docs: /work/shared/seeds-digest.md).
+"""Published figures from the project's source papers (FinerLRU, LDU, the mobile PCM study).
 
 Each value is drawn beside ours, labelled "published (paper, machine)". Only numbers the papers
 state are here; none is read off a figure.
