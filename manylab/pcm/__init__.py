@@ -1,4 +1,5 @@
-"""Hybrid DRAM/PCM page-placement policy study: trace-driven LRU, 2Q, the foreground/background policy and CLOCK-DWF.
+"""Hybrid DRAM/PCM page-placement policy study: trace-driven LRU, 2Q, the paper's
+foreground/background policy and CLOCK-DWF.
 
 The fast core is the Rust binary ``manylab-pcmsim`` (``pcmsim/``); this package finds and runs
 it, shapes its JSON-lines output into a results table, and draws the plots and the report.

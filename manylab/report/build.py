@@ -6,9 +6,10 @@ from pathlib import Path
 
 from manylab.errors import LabError
 from manylab.report import inputs, page, records
-from manylab.report.kinds import PlotSet, kernel_paths, plot_set, plugin_stats
+from manylab.report.kinds import PlotSet, plot_set
 from manylab.report.model import Context, Section, Table, cell
 from manylab.report.records import Record, Study
+from manylab.report.sections import kernel_paths, plugin_stats
 from manylab.report.stats import group
 from manylab.results import write_table
 

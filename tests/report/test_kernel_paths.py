@@ -4,7 +4,7 @@ import pytest
 
 from manylab.errors import LabError
 from manylab.report.build import make_report
-from manylab.report.kinds.kernel_paths import with_derived
+from manylab.report.sections.kernel_paths import with_derived
 from tests.report.fakes import params, write_point
 
 FUNCTIONS = ["*queued_spin_lock_slowpath", "folio_lruvec_lock*"]

@@ -7,7 +7,7 @@ import pytest
 from manylab.errors import LabError
 from manylab.report.build import make_report
 from manylab.report.compare import distinguishing, make_comparison
-from manylab.report.kinds.plugin_stats import key_columns, stats_group
+from manylab.report.sections.plugin_stats import key_columns, stats_group
 from tests.report import browser
 from tests.report.fakes import mmf_study, params, write_point
 

@@ -2,7 +2,8 @@
 
 A plot set is a function (Context) -> list[Section] plus the columns its records table shows.
 `plot_set(name)` returns the registered one, or the generic set (every numeric result column
-against the swept key). The plugin's `stats.*` columns are drawn for every kind (plugin.py).
+against the swept key). The cross-workload sections (kernel lock paths, the plugin's
+`stats.*` figures) are in manylab/report/sections/.
 """
 
 from __future__ import annotations
