@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "manylab_roi.h"
+#include "manylab_util.h"
 
 #define MIB (1024UL * 1024UL)
 #define MAX_WORKERS 1024
@@ -82,31 +83,6 @@ static struct {
 static char self_exe[4096];
 static char shared_path[4096];
 static size_t pagesz;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static size_t parse_size(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	switch (*end) {
-	case 'k': case 'K': v *= 1024; break;
-	case 'm': case 'M': v *= MIB; break;
-	case 'g': case 'G': v *= 1024 * MIB; break;
-	case '\0': break;
-	default:
-		fprintf(stderr, "forkbench: bad size '%s'\n", s);
-		exit(2);
-	}
-	return (size_t)v;
-}
 
 /* ---- the small tasks of the AIM7-like mix (run in the child) ---- */
 
@@ -281,7 +257,7 @@ static void worker(int w, struct wstats *st, struct ctl *ctl)
 	memset(st->tasks, 0, sizeof(st->tasks));
 	st->ops = 0;
 	st->failed = 0;
-	st->t_start = now();
+	st->t_start = manylab_now();
 	for (i = 0; ctl->go == 1; i++) {
 		if (o.iterations && i >= o.iterations)
 			break;
@@ -289,7 +265,7 @@ static void worker(int w, struct wstats *st, struct ctl *ctl)
 			st->failed++;
 		st->ops++;
 	}
-	st->t_end = now();
+	st->t_end = manylab_now();
 	(void)fmap;
 	_exit(0);
 }
@@ -349,8 +325,8 @@ int main(int argc, char **argv)
 		case 't': o.duration = atof(optarg); break;
 		case 'n': o.iterations = strtoull(optarg, 0, 10); break;
 		case 'W': o.warmup = atof(optarg); break;
-		case 'a': o.parent_anon = parse_size(optarg); break;
-		case 'f': o.file_size = parse_size(optarg); break;
+		case 'a': o.parent_anon = manylab_size_arg("forkbench", "--parent-anon", optarg); break;
+		case 'f': o.file_size = manylab_size_arg("forkbench", "--file-size", optarg); break;
 		case 'd': o.dir = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -406,12 +382,12 @@ int main(int argc, char **argv)
 		usleep((useconds_t)(o.warmup * 1e6));
 
 	manylab_roi_begin(0);
-	t0 = now();
+	t0 = manylab_now();
 	ctl->go = 1;
 	if (!o.iterations) {
 		double end = t0 + o.duration;
 
-		while (now() < end)
+		while (manylab_now() < end)
 			usleep(10000);
 		ctl->go = 2;
 	}
@@ -422,7 +398,7 @@ int main(int argc, char **argv)
 		    WEXITSTATUS(s))
 			bad = 1;
 	}
-	t1 = now();
+	t1 = manylab_now();
 	manylab_roi_end(0);
 
 	for (int w = 0; w < o.workers; w++) {

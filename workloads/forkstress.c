@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "manylab_roi.h"
+#include "manylab_util.h"
 
 #define MIB (1024UL * 1024UL)
 #define CG_DIR "/sys/fs/cgroup"
@@ -133,14 +134,6 @@ static char self_exe[4096];
 static struct wstats *stats;
 static volatile int *stop_flag;
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void die(const char *fmt, ...)
 {
 	va_list ap;
@@ -151,21 +144,6 @@ static void die(const char *fmt, ...)
 	fprintf(stderr, "\n");
 	va_end(ap);
 	exit(2);
-}
-
-static size_t parse_size(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	switch (*end) {
-	case 'k': case 'K': v *= 1024; break;
-	case 'm': case 'M': v *= MIB; break;
-	case 'g': case 'G': v *= 1024 * MIB; break;
-	case '\0': break;
-	default: die("bad size '%s'", s);
-	}
-	return (size_t)v;
 }
 
 /* The pattern word at byte offset off of a region tagged (who, gen). */
@@ -545,7 +523,7 @@ static void cg_join(void)
 static void worker(int w)
 {
 	struct wstats *st = &stats[w];
-	double deadline = now() + o.duration;
+	double deadline = manylab_now() + o.duration;
 	uint64_t gen = 0;
 	char *anon, *fmap;
 	int fd;
@@ -558,7 +536,7 @@ static void worker(int w)
 	if (anon == MAP_FAILED || fd < 0)
 		die("worker %d: setup: %s", w, strerror(errno));
 
-	while (now() < deadline && !*stop_flag) {
+	while (manylab_now() < deadline && !*stop_flag) {
 		pid_t pids[64];
 		int n = 0, rc;
 
@@ -842,15 +820,15 @@ int main(int argc, char **argv)
 		case 'd': o.dir = optarg; break;
 		case 'w': o.workers = atoi(optarg); break;
 		case 't': o.duration = atof(optarg); break;
-		case 'a': o.anon = parse_size(optarg); break;
-		case 'f': o.file_size = parse_size(optarg); break;
+		case 'a': o.anon = manylab_size_arg("forkstress", "--anon", optarg); break;
+		case 'f': o.file_size = manylab_size_arg("forkstress", "--file-size", optarg); break;
 		case 'F': o.fanout = atoi(optarg); break;
 		case 'D': o.depth = atoi(optarg); break;
 		case 'e': o.exec = 1; break;
 		case 'E': o.exec = 0; break;
-		case 'H': o.hog = parse_size(optarg); break;
-		case 'z': o.zram = parse_size(optarg); break;
-		case 'm': o.memcg = parse_size(optarg); break;
+		case 'H': o.hog = manylab_size_arg("forkstress", "--hog", optarg); break;
+		case 'z': o.zram = manylab_size_arg("forkstress", "--zram", optarg); break;
+		case 'm': o.memcg = manylab_size_arg("forkstress", "--memcg", optarg); break;
 		case 'c': o.compact = atof(optarg); break;
 		case 's': o.seed = strtoul(optarg, 0, 10); break;
 		case 'h': usage(stdout); return 0;
@@ -895,7 +873,7 @@ int main(int argc, char **argv)
 	zram_on = setup_zram();
 	memcg_on = setup_memcg();
 
-	t0 = now();
+	t0 = manylab_now();
 	manylab_roi_begin(0);
 	if (o.hog) {
 		hog_pid = fork();
@@ -930,7 +908,7 @@ int main(int argc, char **argv)
 	if (comp_pid > 0)
 		waitpid(comp_pid, NULL, 0);
 	manylab_roi_end(0);
-	t1 = now();
+	t1 = manylab_now();
 
 	for (int w = 0; w < o.workers; w++) {
 		struct wstats *s = &stats[w];

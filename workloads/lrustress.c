@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "manylab_roi.h"
+#include "manylab_util.h"
 
 #define MIB (1024UL * 1024UL)
 #define THP_SIZE (2 * MIB)
@@ -98,14 +99,6 @@ static struct {
 
 static volatile sig_atomic_t stop_flag;
 static struct stats *st;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static uint64_t mix64(uint64_t x)
 {
@@ -212,7 +205,7 @@ static int more_rounds(int round, double t0)
 	if (stop_flag)
 		return 0;
 	if (opt.duration > 0)
-		return round == 0 || now() - t0 < opt.duration;
+		return round == 0 || manylab_now() - t0 < opt.duration;
 	return round < opt.rounds;
 }
 
@@ -238,7 +231,7 @@ static void run_writer(struct stats *s, uint64_t size)
 {
 	char path[4096];
 	void *buf;
-	double t0 = now();
+	double t0 = manylab_now();
 	int round;
 
 	if (posix_memalign(&buf, 4096, CHUNK)) {
@@ -280,7 +273,7 @@ static void run_mmap(struct stats *s)
 {
 	char path[4096];
 	uint64_t size = opt.mmap_bytes & ~4095UL;
-	double t0 = now();
+	double t0 = manylab_now();
 	int round;
 	void *buf;
 
@@ -344,7 +337,7 @@ static void run_mmap(struct stats *s)
 static void run_thp(struct stats *s)
 {
 	uint64_t size = (opt.thp_bytes + THP_SIZE - 1) & ~(THP_SIZE - 1);
-	double t0 = now();
+	double t0 = manylab_now();
 	int round;
 
 	if (size < 4 * THP_SIZE)
@@ -484,20 +477,6 @@ static uint64_t mem_total(void)
 	return read_u64_file("/proc/meminfo", "MemTotal") * 1024;
 }
 
-static uint64_t parse_size(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	switch (*end) {
-	case 'k': case 'K': v *= 1024; break;
-	case 'm': case 'M': v *= MIB; break;
-	case 'g': case 'G': v *= 1024 * MIB; break;
-	default: break;
-	}
-	return (uint64_t)v;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -556,13 +535,13 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'd': opt.dir = optarg; break;
 		case 'w': opt.writers = atoi(optarg); break;
-		case 's': opt.total_bytes = parse_size(optarg); break;
+		case 's': opt.total_bytes = manylab_size_arg("lrustress", "--size", optarg); break;
 		case 'm': opt.mmappers = atoi(optarg); break;
-		case 1: opt.mmap_bytes = parse_size(optarg); break;
+		case 1: opt.mmap_bytes = manylab_size_arg("lrustress", "--mmap-size", optarg); break;
 		case 't': opt.thps = atoi(optarg); break;
-		case 2: opt.thp_bytes = parse_size(optarg); break;
+		case 2: opt.thp_bytes = manylab_size_arg("lrustress", "--thp-size", optarg); break;
 		case 'c': opt.memcg_writers = atoi(optarg); break;
-		case 3: opt.memcg_max = parse_size(optarg); break;
+		case 3: opt.memcg_max = manylab_size_arg("lrustress", "--memcg-max", optarg); break;
 		case 4: opt.compact_interval = atof(optarg); break;
 		case 'r': opt.rounds = atoi(optarg); break;
 		case 'D': opt.duration = atof(optarg); break;
@@ -618,7 +597,7 @@ int main(int argc, char **argv)
 	}
 
 	fflush(NULL);
-	t0 = now();
+	t0 = manylab_now();
 	manylab_roi_begin(0);
 	for (i = 0; i < nworkers; i++) {
 		pid_t pid = fork();
@@ -672,7 +651,7 @@ int main(int argc, char **argv)
 		waitpid(cpid, &status, 0);
 	}
 	manylab_roi_end(0);
-	t1 = now();
+	t1 = manylab_now();
 
 	if (memcg_ok) {
 		char p[320];

@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "manylab_roi.h"
+#include "manylab_util.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "mmf checks data a 64-bit word at a time and assumes a little-endian machine"
@@ -123,35 +124,6 @@ static void usage(FILE *out)
 		"that differs from what the server sent; 2 on bad arguments.\n");
 }
 
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int parse_size(const char *text, uint64_t *out)
-{
-	char *end;
-	unsigned long long value;
-
-	errno = 0;
-	value = strtoull(text, &end, 10);
-	if (end == text || errno || text[0] == '-')
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': value <<= 10; end++; break;
-	case 'm': case 'M': value <<= 20; end++; break;
-	case 'g': case 'G': value <<= 30; end++; break;
-	default: break;
-	}
-	if (*end != '\0' || value == 0)
-		return -1;
-	*out = value;
-	return 0;
-}
-
 /* "a,b" or "all" -> bit mask over names[]; -1 on an unknown word. */
 static int parse_choices(const char *text, const char *const names[], int n)
 {
@@ -185,7 +157,7 @@ static int parse_sizes(const char *text, struct options *o)
 	strcpy(copy, text);
 	o->nsizes = 0;
 	while ((word = strsep(&rest, ","))) {
-		if (o->nsizes == MAX_SIZES || parse_size(word, &o->sizes[o->nsizes]))
+		if (o->nsizes == MAX_SIZES || manylab_parse_size(word, &o->sizes[o->nsizes]))
 			return -1;
 		o->nsizes++;
 	}
@@ -248,7 +220,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return bad("--warmup must be 0 or more");
 			break;
 		case 'b':
-			if (parse_size(optarg, &value) || value > MAX_BUFFER)
+			if (manylab_parse_size(optarg, &value) || value > MAX_BUFFER)
 				return bad("--buffer must be 1 byte to 64M");
 			o->buffer = (uint32_t)value;
 			break;
@@ -392,11 +364,11 @@ enum step { OPEN_STEP, MAP_STEP, UNMAP_STEP, CLOSE_STEP };
 static int open_file(const char *name, enum method method, uint64_t size, struct served_file *f,
 		     struct server_report *r, double *steps)
 {
-	double t0 = now_seconds(), t1;
+	double t0 = manylab_now(), t1;
 
 	f->map = NULL;
 	f->fd = open(name, O_RDONLY);
-	t1 = now_seconds();
+	t1 = manylab_now();
 	if (steps)
 		steps[OPEN_STEP] += t1 - t0;
 	if (f->fd < 0) {
@@ -407,7 +379,7 @@ static int open_file(const char *name, enum method method, uint64_t size, struct
 		void *map = mmap(NULL, size, PROT_READ, MAP_SHARED, f->fd, 0);
 
 		if (steps)
-			steps[MAP_STEP] += now_seconds() - t1;
+			steps[MAP_STEP] += manylab_now() - t1;
 		if (map == MAP_FAILED) {
 			fail(r, "mmap");
 			return -1;
@@ -419,18 +391,18 @@ static int open_file(const char *name, enum method method, uint64_t size, struct
 
 static void close_file(struct served_file *f, uint64_t size, double *steps)
 {
-	double t0 = now_seconds(), t1 = t0;
+	double t0 = manylab_now(), t1 = t0;
 
 	if (f->map) {
 		munmap(f->map, size);
-		t1 = now_seconds();
+		t1 = manylab_now();
 		if (steps)
 			steps[UNMAP_STEP] += t1 - t0;
 	}
 	if (f->fd >= 0) {
 		close(f->fd);
 		if (steps)
-			steps[CLOSE_STEP] += now_seconds() - t1;
+			steps[CLOSE_STEP] += manylab_now() - t1;
 	}
 	f->fd = -1;
 	f->map = NULL;
@@ -476,25 +448,25 @@ static void server_main(const struct options *o, const struct measurement *m, co
 	if (m->method == NORMAL && !buf)
 		fail(&r, "malloc");
 	if (m->open == L_OPEN && !r.error) {
-		t0 = now_seconds();
+		t0 = manylab_now();
 		open_file(name, m->method, m->size, &f, &r, NULL);
-		r.setup_once_s = now_seconds() - t0;
+		r.setup_once_s = manylab_now() - t0;
 	}
 	getrusage(RUSAGE_SELF, &before);
 	while (!r.error && read_all(requests, &request, sizeof(request)) == 0) {
 		int timed = request >= (uint64_t)o->warmup;
 		double t1, t2, t3, steps[4] = { 0 };
 
-		t0 = now_seconds();
+		t0 = manylab_now();
 		if (m->open == N_OPEN && open_file(name, m->method, m->size, &f, &r, steps))
 			break;
-		t1 = now_seconds();
+		t1 = manylab_now();
 		if (send_file(data, &f, m->method, m->size, buf, o->buffer, &r))
 			break;
-		t2 = now_seconds();
+		t2 = manylab_now();
 		if (m->open == N_OPEN)
 			close_file(&f, m->size, steps);
-		t3 = now_seconds();
+		t3 = manylab_now();
 		if (timed) {
 			for (int i = 0; i < 4; i++)
 				r.step_s[i] += steps[i];
@@ -607,7 +579,7 @@ static void client_transfers(const struct options *o, struct measurement *m, int
 		double t0, t1;
 
 		manylab_roi_phase(1);
-		t0 = now_seconds();
+		t0 = manylab_now();
 		if (write_all(out, &request, sizeof(request))) {
 			client_fail(m, "write request");
 			break;
@@ -616,7 +588,7 @@ static void client_transfers(const struct options *o, struct measurement *m, int
 			client_fail(m, "read data");
 			break;
 		}
-		t1 = now_seconds();
+		t1 = manylab_now();
 		manylab_roi_phase(2);
 		if (t >= o->warmup)
 			m->latency[t - o->warmup] = t1 - t0;

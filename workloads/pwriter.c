@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "manylab_roi.h"
+#include "manylab_util.h"
 
 #define MAX_PROCS 1024
 
@@ -71,33 +72,6 @@ static void usage(FILE *out)
 		"  -h, --help         this text\n"
 		"Prints one line: MANYLAB-RESULT {json}; exits 1 on any I/O error or mismatch.\n",
 		MAX_PROCS);
-}
-
-static int parse_size(const char *text, uint64_t *out)
-{
-	char *end;
-	unsigned long long value = strtoull(text, &end, 10);
-
-	if (end == text)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': value <<= 10; end++; break;
-	case 'm': case 'M': value <<= 20; end++; break;
-	case 'g': case 'G': value <<= 30; end++; break;
-	default: break;
-	}
-	if (*end != '\0')
-		return -1;
-	*out = value;
-	return 0;
-}
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* The byte at offset `pos` of file `id`: a cheap hash so that misplaced blocks are caught. */
@@ -161,7 +135,7 @@ static void write_phase(const struct options *o, int id, const uint64_t *order, 
 		rep->error = errno;
 		return;
 	}
-	rep->start = now_seconds();
+	rep->start = manylab_now();
 	for (uint64_t i = 0; i < nblocks; i++) {
 		uint64_t offset = order[i] * o->block;
 
@@ -174,7 +148,7 @@ static void write_phase(const struct options *o, int id, const uint64_t *order, 
 	}
 	if (o->do_fsync && !rep->error && fsync(fd) != 0)
 		rep->error = errno;
-	rep->end = now_seconds();
+	rep->end = manylab_now();
 	close(fd);
 }
 
@@ -190,7 +164,7 @@ static void read_phase(const struct options *o, int id, const uint64_t *order, u
 		rep->error = errno;
 		return;
 	}
-	rep->start = now_seconds();
+	rep->start = manylab_now();
 	for (uint64_t i = 0; i < nblocks; i++) {
 		uint64_t offset = order[i] * o->block;
 
@@ -202,7 +176,7 @@ static void read_phase(const struct options *o, int id, const uint64_t *order, u
 			rep->mismatches += buf[k] != pattern_byte(id, offset + k);
 		rep->bytes += o->block;
 	}
-	rep->end = now_seconds();
+	rep->end = manylab_now();
 	close(fd);
 }
 
@@ -313,11 +287,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 		switch (c) {
 		case 'n': o->procs = atoi(optarg); break;
 		case 's':
-			if (parse_size(optarg, &o->size))
+			if (manylab_parse_size(optarg, &o->size))
 				goto bad;
 			break;
 		case 'b':
-			if (parse_size(optarg, &value) || value == 0 || value > (1 << 26))
+			if (manylab_parse_size(optarg, &value) || value == 0 || value > (1 << 26))
 				goto bad;
 			o->block = (uint32_t)value;
 			break;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Helpers shared by the lab's multi-threaded micro-workloads (falseshare, contention): a
- * range-checked integer argument, the spin-wait hint, pinning to a CPU and a monotonic clock.
+ * range-checked integer argument, the spin-wait hint and pinning to a CPU (sizes and the clock:
+ * manylab_util.h).
  */
 #ifndef MANYLAB_THREADS_H
 #define MANYLAB_THREADS_H
@@ -16,6 +17,8 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "manylab_util.h"
 
 /* The integer value of an option in [min, max]; anything else exits 2 naming the option. */
 static inline long manylab_parse_long(const char *prog, const char *flag, const char *text,
@@ -52,14 +55,6 @@ static inline void manylab_pin_self(int id)
 	CPU_ZERO(&set);
 	CPU_SET(id % (ncpu > 0 ? ncpu : 1), &set);
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-static inline double manylab_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 #endif
