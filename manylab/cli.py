@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from manylab import image, kernel, plan, plugin, results, runner
+from manylab import image, kernel, plan, plugin, pointdir, results, runner
 from manylab import spec as specs
 from manylab.errors import LabError
 from manylab.paths import RUNS_DIR
@@ -50,7 +50,7 @@ def _selected(points: list[plan.Point], study_dir: Path, force: bool,
     chosen = []
     stale = 0
     for point in points:
-        result = runner.read_result(study_dir / point.id)
+        result = pointdir.read_result(study_dir / point.id)
         if force or result is None or (retry_failed and result["status"] != "ok"):
             chosen.append(point)
         elif not runner.is_current(study_dir / point.id, point.params):
@@ -151,9 +151,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     expected = [p.id for p in plan.points(specs.load(spec_path))] if spec_path.is_file() else []
     scheduler_view = _scheduler(args.scheduler, 1).states(study_dir)
     states: dict[str, str] = {}
-    recorded = {p.parent.name for p in study_dir.glob("*/inputs.json")}
+    recorded = {p.parent.name for p in study_dir.glob(f"*/{pointdir.INPUTS}")}
     for point_id in expected or sorted(recorded | set(scheduler_view)):
-        result = runner.read_result(study_dir / point_id)
+        result = pointdir.read_result(study_dir / point_id)
         live = scheduler_view.get(point_id)
         if live in (PointState.PENDING, PointState.RUNNING):
             states[point_id] = live.value  # queued again (retry or --force) over an old result
@@ -214,7 +214,7 @@ def cmd_boot(args: argparse.Namespace) -> int:
     build_for([point])
     result = runner.run_point(spec, point)
     point_dir = runner.results_dir(spec) / point.id
-    sys.stdout.write((point_dir / "console.log").read_text(errors="replace"))
+    sys.stdout.write((point_dir / pointdir.CONSOLE).read_text(errors="replace"))
     print(f"manylab: {result['status']}" + (f": {result['reason']}" if result["reason"] else "")
           + f" ({point_dir})", file=sys.stderr)
     return 0 if result["status"] == "ok" else 1

@@ -9,8 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from manylab import atomic
-from manylab.runner import read_result
+from manylab import atomic, pointdir
 
 TABLE_FILE = "results.csv"
 FIRST_COLUMNS = ["point", "status", "reason", "timing.total_s", "timing.boot_s"]
@@ -27,33 +26,24 @@ def flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
         out[prefix] = value
 
 
-def _load_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except (FileNotFoundError, ValueError):
-        return None
-
-
 def point_row(point_dir: Path) -> dict[str, Any] | None:
-    result = read_result(point_dir)
-    if result is None:
+    found = pointdir.read(point_dir)
+    if found is None:
         return None
+    result = found.result
     row: dict[str, Any] = {"point": result["point"], "status": result["status"],
                            "reason": result["reason"] or ""}
     flatten({"timing": result["timing"]}, "", row)
-    inputs = _load_json(point_dir / "inputs.json") or {}
-    params = dict(inputs.get("params", {}))
+    params = found.params
     flatten(params, "", row)
-    outputs = _load_json(point_dir / "workload.json") or []
-    if len(outputs) == 1:
-        flatten(outputs[0], "result", row)
+    if len(found.outputs) == 1:
+        flatten(found.outputs[0], "result", row)
     else:
-        for index, output in enumerate(outputs):
+        for index, output in enumerate(found.outputs):
             flatten(output, f"result{index}", row)
-    stats = _load_json(point_dir / "stats.json")
-    if isinstance(stats, dict):
+    if found.stats is not None:
         patterns = params.get("plugin", {}).get("functions", [])
-        row.update(stats_columns(stats, patterns))
+        row.update(stats_columns(found.stats, patterns))
     return row
 
 
@@ -100,8 +90,7 @@ def function_columns(stats: dict[str, Any], patterns: list[str],
 
 def rows(study_dir: Path) -> list[dict[str, Any]]:
     found = []
-    for point_dir in sorted(p for p in study_dir.iterdir() if p.is_dir()
-                            and not p.name.startswith(".")):
+    for point_dir in pointdir.list_points(study_dir):
         row = point_row(point_dir)
         if row is not None:
             found.append(row)

@@ -1,8 +1,7 @@
 """Running one point: artifacts, QEMU, and a complete result folder written atomically.
 
-`runs/<study>/<point-id>/` holds inputs.json, console.log, qemu-stderr.log, workload.json,
-stats.json (with the plugin) and result.json, which is written last: a folder without it never
-exists, because the folder is staged beside its final place and renamed in whole.
+The point folder's files are named in manylab/pointdir.py; result.json is written last, and
+the folder is staged beside its final place and renamed in whole.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from manylab import atomic, image, kernel, plugin, qemu
+from manylab import atomic, image, kernel, plugin, pointdir, qemu
 from manylab import spec as specs
 from manylab.gem5 import backend as gem5_backend
 from manylab.gem5 import command as gem5_command
@@ -26,8 +25,6 @@ from manylab.paths import REPO_ROOT, RUNS_DIR
 from manylab.plan import Point
 from manylab.spec import parse_size
 from manylab.workloads import run_script
-
-RESULT_FILE = "result.json"
 
 
 @dataclass(frozen=True)
@@ -52,18 +49,6 @@ def build_artifacts(params: dict[str, Any]) -> Artifacts:
                      library)
 
 
-def is_complete(point_dir: Path) -> bool:
-    return (point_dir / RESULT_FILE).is_file()
-
-
-def read_result(point_dir: Path) -> dict[str, Any] | None:
-    try:
-        value = json.loads((point_dir / RESULT_FILE).read_text())
-    except (FileNotFoundError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def _git_state() -> dict[str, str]:
     def git(*args: str) -> str:
         result = subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True,
@@ -76,9 +61,8 @@ def _git_state() -> dict[str, str]:
 
 def is_current(point_dir: Path, params: dict[str, Any]) -> bool:
     """A stored point counts only if the emulator that made it is the one the lab runs now."""
-    try:
-        inputs = json.loads((point_dir / "inputs.json").read_text())
-    except (FileNotFoundError, ValueError):
+    inputs = pointdir.read_json(point_dir / pointdir.INPUTS)
+    if not isinstance(inputs, dict):
         return False
     if params["machine"].get("backend") == "gem5":
         recorded = inputs.get("gem5", {}).get("version")
@@ -97,7 +81,7 @@ def run_point(spec: specs.Spec, point: Point, root: Path | None = None) -> dict[
     staging.mkdir()
     try:
         result = _run_into(spec, point, staging)
-        atomic.write_json(staging / RESULT_FILE, result)
+        atomic.write_json(staging / pointdir.RESULT, result)
         atomic.replace_dir(staging, final)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -132,18 +116,19 @@ def _run_into(spec: specs.Spec, point: Point, staging: Path) -> dict[str, Any]:
         plugin_args: list[str] = []
         plugin_value = None
         if artifacts.plugin is not None:
-            plugin_args = plugin.arguments(params, staging / "stats.json",
+            plugin_args = plugin.arguments(params, staging / pointdir.STATS,
                                            artifacts.kernel.system_map)
             plugin_value = plugin.qemu_argument(artifacts.plugin, plugin_args)
         argv = qemu.command(params, artifacts.kernel.boot_image, initrd, disk, plugin_value)
         inputs = _inputs_record(spec, point, artifacts, argv, plugin_args, script, timeout)
-        atomic.write_json(staging / "inputs.json", inputs)
-        outcome = qemu.run(argv, staging / "console.log", staging / "qemu-stderr.log", timeout)
-    atomic.write_json(staging / "workload.json", outcome.console.results)
+        atomic.write_json(staging / pointdir.INPUTS, inputs)
+        outcome = qemu.run(argv, staging / pointdir.CONSOLE, staging / pointdir.QEMU_STDERR,
+                           timeout)
+    atomic.write_json(staging / pointdir.WORKLOAD, outcome.console.results)
     failure = outcome.failure
     if failure is None and not outcome.console.results:
         failure = "the workload printed no MANYLAB-RESULT line"
-    if failure is None and artifacts.plugin is not None and not (staging / "stats.json").exists():
+    if failure is None and artifacts.plugin is not None and not (staging / pointdir.STATS).exists():
         failure = "the plugin wrote no stats.json"
     return {
         "point": point.id,

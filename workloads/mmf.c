@@ -157,7 +157,8 @@ static int parse_sizes(const char *text, struct options *o)
 	strcpy(copy, text);
 	o->nsizes = 0;
 	while ((word = strsep(&rest, ","))) {
-		if (o->nsizes == MAX_SIZES || manylab_parse_size(word, &o->sizes[o->nsizes]))
+		if (o->nsizes == MAX_SIZES || manylab_parse_size(word, &o->sizes[o->nsizes]) ||
+		    o->sizes[o->nsizes] == 0)
 			return -1;
 		o->nsizes++;
 	}
@@ -220,7 +221,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return bad("--warmup must be 0 or more");
 			break;
 		case 'b':
-			if (manylab_parse_size(optarg, &value) || value > MAX_BUFFER)
+			if (manylab_parse_size(optarg, &value) || value == 0 || value > MAX_BUFFER)
 				return bad("--buffer must be 1 byte to 64M");
 			o->buffer = (uint32_t)value;
 			break;

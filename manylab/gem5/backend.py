@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from manylab import atomic, image, kernel, qemu
+from manylab import atomic, image, kernel, pointdir, qemu
 from manylab.errors import LabError
 from manylab.gem5 import command, machine, stats, system
 from manylab.hashing import sha256_file
@@ -57,10 +57,10 @@ def run_into(point_id: str, study: str, point: dict[str, Any], staging: Path,
                  "system": "gem5-system.json"},
         "timeout_s": timeout_s,
     }
-    atomic.write_json(staging / "inputs.json", record)
-    outcome = qemu.run(argv, staging / "console.log", staging / "gem5-stderr.log", timeout_s,
-                       program="gem5")
-    atomic.write_json(staging / "workload.json", outcome.console.results)
+    atomic.write_json(staging / pointdir.INPUTS, record)
+    outcome = qemu.run(argv, staging / pointdir.CONSOLE, staging / pointdir.GEM5_STDERR,
+                       timeout_s, program="gem5")
+    atomic.write_json(staging / pointdir.WORKLOAD, outcome.console.results)
     failure = outcome.failure
     if failure is None and not outcome.console.results:
         failure = "the workload printed no MANYLAB-RESULT line"
@@ -68,7 +68,7 @@ def run_into(point_id: str, study: str, point: dict[str, Any], staging: Path,
     if failure is None:
         try:
             imported = stats.import_run(stats_txt, outdir / "roi.json", description)
-            atomic.write_json(staging / "stats.json", imported)
+            atomic.write_json(staging / pointdir.STATS, imported)
         except LabError as error:
             failure = str(error)
     return {

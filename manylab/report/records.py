@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from manylab import pointdir
 from manylab.results import flatten, stats_columns
-from manylab.runner import read_result
 from manylab.spec import SCHEMA
 
 Record = dict[str, Any]
@@ -33,33 +33,24 @@ class Study:
     settings: dict[str, Any]  # the spec's [report] section, defaults filled in
 
 
-def _load_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except (FileNotFoundError, ValueError):
-        return None
-
-
 def point_records(point_dir: Path) -> list[Record]:
     """The records of one complete point folder (none if it has no result.json)."""
-    result = read_result(point_dir)
-    if result is None:
+    found = pointdir.read(point_dir)
+    if found is None:
         return []
+    result = found.result
     base: Record = {"point": result.get("point", point_dir.name),
                     "status": result.get("status", "failed"),
                     "reason": result.get("reason") or ""}
     flatten({"timing": result.get("timing", {})}, "", base)
-    inputs = _load_json(point_dir / "inputs.json") or {}
-    flatten(inputs.get("params", {}), "", base)
-    stats = _load_json(point_dir / "stats.json")
-    if isinstance(stats, dict):
-        patterns = inputs.get("params", {}).get("plugin", {}).get("functions", [])
-        base.update(stats_columns(stats, patterns))
-    outputs = _load_json(point_dir / "workload.json") or []
-    if not isinstance(outputs, list) or not outputs:
+    flatten(found.params, "", base)
+    if found.stats is not None:
+        patterns = found.params.get("plugin", {}).get("functions", [])
+        base.update(stats_columns(found.stats, patterns))
+    if not found.outputs:
         return [{**base, "line": 0}]
     records = []
-    for index, output in enumerate(outputs):
+    for index, output in enumerate(found.outputs):
         record = {**base, "line": index}
         flatten(output, "result", record)
         records.append(record)
@@ -69,11 +60,10 @@ def point_records(point_dir: Path) -> list[Record]:
 def load(study_dir: Path) -> Study:
     records: list[Record] = []
     inputs: list[dict[str, Any]] = []
-    for point_dir in sorted(p for p in study_dir.iterdir()
-                            if p.is_dir() and not p.name.startswith(".") and p.name != "report"):
+    for point_dir in pointdir.list_points(study_dir):
         found = point_records(point_dir)
         if found:
-            record = _load_json(point_dir / "inputs.json")
+            record = pointdir.read_json(point_dir / pointdir.INPUTS)
             if isinstance(record, dict):
                 inputs.append(record)
         records.extend(found)

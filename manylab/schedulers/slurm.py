@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from manylab import atomic, runner
+from manylab import atomic, pointdir
 from manylab import spec as specs
 from manylab.errors import LabError
 from manylab.paths import REPO_ROOT, cache_root
@@ -256,7 +256,7 @@ class SlurmScheduler(Scheduler):
         for point, (_, _, slurm) in self.task_view(results_dir).items():
             state = slurm_state.point_state(slurm)
             if state in (PointState.DONE, PointState.UNKNOWN):
-                result = runner.read_result(results_dir / point)
+                result = pointdir.read_result(results_dir / point)
                 if result is not None:
                     state = PointState.DONE if result["status"] == "ok" else PointState.FAILED
                 elif state is PointState.DONE:
