@@ -8,6 +8,7 @@ pub mod coherence;
 pub mod directory;
 pub mod json;
 pub mod memory;
+pub mod nvmain_trace;
 pub mod params;
 pub mod report;
 pub mod roi;
