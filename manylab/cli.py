@@ -312,7 +312,7 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
-EXTENSIONS = ("manylab.pcm.cli", "manylab.report.cli", "manylab.series_check")
+EXTENSIONS = ("manylab.pcm.cli", "manylab.report.cli", "manylab.series_check", "manylab.nvmain")
 
 
 def _register_extensions(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -47,6 +47,11 @@ def arguments(point: dict[str, Any], stats_out: Path, system_map: Path) -> list[
             f"roi={_flag(settings['roi'])}", f"checker={_flag(settings['checker'])}",
             f"sysmap={system_map}", f"quantum={machine['quantum']}",
             f"quantum_shared={machine['quantum_shared']}"]
+    if settings.get("nvmain_trace", False):
+        if mode != "full":
+            raise LabError("plugin.nvmain_trace = true needs plugin.enabled = true and "
+                           "plugin.mode = 'full' (the trace comes from the cache model)")
+        args.append(f"nvmain_trace={stats_out.parent / 'nvmain.trace'}")
     for mem in plugin_view(point):
         args.append(f"mem={mem.device}:{mem.start:#x}:{mem.size:#x}")
     for key, value in sorted(settings["set"].items()):

@@ -125,6 +125,8 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "mode": Field(str, "full", choices=("count", "full")),
         "roi": Field(bool, True, doc="model memory only inside ROI markers"),
         "checker": Field(bool, False),
+        "nvmain_trace": Field(bool, False, doc="write the ROI's PCM requests as an NVMain trace "
+                                               "to <point>/nvmain.trace (mode full)"),
         "set": Field(dict, {}, sweep=False, doc="preset overrides, e.g. {'l2.size_kib'=512}"),
         "functions": Field(list, [], sweep=False,
                            doc="kernel function patterns (fnmatch) summed into the table"),

@@ -1,6 +1,7 @@
 //! The plugin's command-line arguments (`-plugin lib.so,key=value,...`).
 
-use crate::memory::{MemRange, MemoryMap};
+use crate::memory::{DeviceKind, MemRange, MemoryMap};
+use crate::nvmain_trace::Select;
 use crate::params::{preset, Params};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,9 +61,14 @@ pub struct Config {
     pub quantum: u64,
     /// The turn length of a vCPU that lately touched lines other vCPUs hold (0: `quantum`).
     pub quantum_shared: u64,
+    /// Write the memory-side requests of the regions as an NVMain trace to this file.
+    pub nvmain_trace: Option<String>,
+    /// Whose requests go into the NVMain trace.
+    pub nvmain_device: Select,
 }
 
-pub const ARG_KEYS: &str = "out, preset, sysmap, mode, checker, roi, mem, quantum, quantum_shared, set.<key>";
+pub const ARG_KEYS: &str =
+    "out, preset, sysmap, mode, checker, roi, mem, quantum, quantum_shared, nvmain_trace, nvmain_device, set.<key>";
 
 fn count(key: &str, value: &str) -> Result<u64, String> {
     value.parse().map_err(|_| format!("bad value '{value}' for {key}: expected a whole number"))
@@ -88,6 +94,8 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
         overrides: Vec::new(),
         quantum: 0,
         quantum_shared: 0,
+        nvmain_trace: None,
+        nvmain_device: Select::Device(DeviceKind::Pcm),
     };
     for arg in args {
         let arg = arg.as_ref();
@@ -119,10 +127,19 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
             "mem" => cfg.mem.push(MemRange::parse(value)?),
             "quantum" => cfg.quantum = count(key, value)?,
             "quantum_shared" => cfg.quantum_shared = count(key, value)?,
+            "nvmain_trace" if value.is_empty() => cfg.nvmain_trace = None,
+            "nvmain_trace" => cfg.nvmain_trace = Some(value.into()),
+            "nvmain_device" => cfg.nvmain_device = Select::parse(value)?,
             _ if key.starts_with("set.") => cfg.overrides.push((key[4..].into(), value.into())),
             "out" => return Err("bad value '' for out: expected a file path".into()),
             _ => return Err(format!("unknown key '{key}'; allowed keys: {ARG_KEYS}")),
         }
+    }
+    if cfg.nvmain_trace.is_some() && cfg.mode != Mode::Full {
+        return Err(format!(
+            "nvmain_trace needs mode=full (the memory requests come from the cache model), not mode={}",
+            cfg.mode.name()
+        ));
     }
     Ok(cfg)
 }
@@ -161,6 +178,9 @@ mod tests {
             "quantum_shared=100",
         ])
         .unwrap();
+        assert_eq!((cfg.nvmain_trace.as_deref(), cfg.nvmain_device), (None, Select::Device(DeviceKind::Pcm)));
+        let cfg2 = parse(&["nvmain_trace=/tmp/t.nvt", "nvmain_device=all"]).unwrap();
+        assert_eq!((cfg2.nvmain_trace.as_deref(), cfg2.nvmain_device), (Some("/tmp/t.nvt"), Select::All));
         assert_eq!((cfg.quantum, cfg.quantum_shared), (1000, 100));
         assert_eq!(cfg.mode, Mode::Count);
         assert!(cfg.checker && cfg.roi == RoiGate::On && cfg.sysmap.is_none());
@@ -176,6 +196,8 @@ mod tests {
         assert!(parse(&["roi=maybe"]).unwrap_err().contains("roi"));
         assert!(parse(&["mem=dram:zz:1"]).unwrap_err().contains("mem"));
         assert!(parse(&["quantum=-5"]).unwrap_err().contains("quantum"));
+        assert!(parse(&["nvmain_device=flash"]).unwrap_err().contains("nvmain_device"));
+        assert!(parse(&["nvmain_trace=t.nvt", "mode=count"]).unwrap_err().contains("mode=full"));
         let cfg = parse(&["set.l9.size=1"]).unwrap();
         assert!(machine_params(&cfg, 4).unwrap_err().contains("set.l9.size"));
         let cfg = parse(&["preset=knl-9"]).unwrap();

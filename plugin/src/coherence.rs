@@ -14,6 +14,7 @@
 use crate::cache::SetAssoc;
 use crate::directory::{bit, DirEntry, DirState, Directory, MissKind, NO_TILE};
 use crate::memory::MemoryMap;
+use crate::nvmain_trace::NvmainTrace;
 use crate::params::{Params, Pos, LINE_BYTES, LINE_SHIFT};
 use crate::stats::{Ctr, FuncCtr, Msg, Stats, HOT_L1D_HITS, HOT_LOADS, HOT_STORES};
 use crate::topology::{hops, Topology};
@@ -61,6 +62,10 @@ pub struct Machine {
     /// Set when a request needed another cache (a forward or an invalidation); the plugin's
     /// adaptive quantum reads and clears it.
     pub remote_seen: bool,
+    /// The NVMain trace of memory-side requests (`nvmain_trace=`), if asked for.
+    pub nvmain: Option<Box<NvmainTrace>>,
+    /// The core whose access is being modelled (the trace's thread id).
+    core: usize,
 }
 
 const NO_MRU: u64 = u64::MAX;
@@ -117,6 +122,8 @@ impl Machine {
             func_msgs: 0,
             func_invalidations: 0,
             remote_seen: false,
+            nvmain: None,
+            core: 0,
         }
     }
 
@@ -176,6 +183,7 @@ impl Machine {
     #[inline(never)]
     fn access_slow(&mut self, core: usize, first: u64, last: u64, vaddr: u64, store: bool, func: u32) {
         self.func = func;
+        self.core = core;
         for line in first..=last {
             self.current_line = line;
             self.vaddr_line = vaddr.wrapping_add((line - first) << LINE_SHIFT);
@@ -444,12 +452,18 @@ impl Machine {
     fn memory_read(&mut self, line: u64, home: Pos, mc: Pos, requester: Pos) {
         self.send(Msg::MemRd, home, mc, line);
         self.stats.device_access(self.mem.place(line).kind, line, false);
+        if let Some(trace) = self.nvmain.as_mut() {
+            trace.request(&self.mem, line, false, self.core);
+        }
         self.send(Msg::Data, mc, requester, line);
     }
 
     fn memory_write(&mut self, line: u64, home: Pos, mc: Pos) {
         self.send(Msg::MemWr, home, mc, line);
         self.stats.device_access(self.mem.place(line).kind, line, true);
+        if let Some(trace) = self.nvmain.as_mut() {
+            trace.request(&self.mem, line, true, self.core);
+        }
     }
 
     fn count_invalidation(&mut self, line: u64) {

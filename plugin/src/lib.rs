@@ -9,6 +9,7 @@ pub mod describe;
 pub mod directory;
 pub mod json;
 pub mod memory;
+pub mod nvmain_trace;
 pub mod params;
 pub mod report;
 pub mod roi;

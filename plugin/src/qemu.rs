@@ -13,6 +13,7 @@ use qemu_plugin_sys::*;
 use crate::args::{self, Config, Mode, RoiGate};
 use crate::atomics;
 use crate::coherence::Machine;
+use crate::nvmain_trace::NvmainTrace;
 use crate::params::Params;
 use crate::report::{self, Interleave, RunInfo};
 use crate::roi::{self, Isa, Marker, MarkerOp, Regions, Sample};
@@ -290,6 +291,11 @@ fn process_cpu_s() -> f64 {
     ts[0] as f64 + ts[1] as f64 * 1e-9
 }
 
+/// Instructions executed by all vCPUs so far: the NVMain trace's clock.
+fn all_insts() -> u64 {
+    PLUGIN.get().map_or(0, |p| p.counters.iter().map(|c| c.insts.load(Relaxed)).sum())
+}
+
 #[inline]
 fn plugin() -> &'static Plugin {
     // SAFETY-free: callbacks are only registered after PLUGIN is set.
@@ -414,8 +420,11 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
     if config.quantum > 0 && time_control == 0 {
         return Err("quantum: another plugin already controls time; load one plugin with quantum".into());
     }
-    let machine =
+    let mut machine =
         (config.mode == Mode::Full).then(|| Machine::new(params.clone(), max_vcpus, mem, n_ids, config.checker));
+    if let (Some(path), Some(m)) = (&config.nvmain_trace, machine.as_mut()) {
+        m.nvmain = Some(Box::new(NvmainTrace::create(path, config.nvmain_device, all_insts)?));
+    }
     let regions = Regions::new(config.mode != Mode::Full);
     let counters: Vec<VcpuCounters> = (0..max_vcpus).map(|_| VcpuCounters::default()).collect();
     for c in &counters {
@@ -730,6 +739,9 @@ unsafe extern "C" fn on_marker(_vcpu: c_uint, data: *mut c_void) {
             None => count_stats,
         };
         regions.apply(stats, marker, &|| p.sample());
+        if let Some(trace) = machine.as_mut().and_then(|m| m.nvmain.as_mut()) {
+            trace.set_open(regions.any_open());
+        }
         regions.any_open()
     };
     p.region_open.store(any_open, Relaxed);
@@ -761,6 +773,21 @@ unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _data: *mut c_void) {
             None => count_stats,
         };
         regions.finish(stats, &|| sample.clone());
+    }
+    if let Some(trace) = model.machine.as_mut().and_then(|m| m.nvmain.as_mut()) {
+        trace.set_open(false);
+        trace.flush();
+        let path = p.config.nvmain_trace.as_deref().unwrap_or("");
+        match &trace.error {
+            Some(e) => eprintln!("manylab-plugin: cannot write nvmain_trace={path}: {e}"),
+            None => eprintln!(
+                "manylab-plugin: nvmain_trace: {} {} requests -> {path} ({} cycles clamped to {})",
+                trace.lines,
+                trace.select.name(),
+                trace.clamped,
+                crate::nvmain_trace::MAX_CYCLE
+            ),
+        }
     }
     let markers = model.regions.markers_seen;
     let directory_lines = model.machine.as_ref().map_or(0, |m| m.dir.len());

@@ -554,3 +554,49 @@ fn atomics_count_the_same_whether_other_accesses_fall_between_their_halves() {
     assert_eq!(a.msg, b.msg);
     assert_eq!((a.get(Ctr::Atomics), a.get(Ctr::Stores)), (b.get(Ctr::Atomics), b.get(Ctr::Stores)));
 }
+
+fn zero_clock() -> u64 {
+    0
+}
+
+#[test]
+fn nvmain_trace_has_one_line_per_pcm_request() {
+    // PCM from 1 GiB; lines below it are DRAM and must stay out of a pcm trace.
+    let pcm_start = 1u64 << 30;
+    let pcm = MemRange { kind: DeviceKind::Pcm, start: pcm_start, size: 1 << 30 };
+    let mut m = machine(tiny(), 4, vec![pcm]);
+    let path = std::env::temp_dir().join(format!("manylab-nvmain-{}.nvt", std::process::id()));
+    let path_s = path.to_str().unwrap().to_string();
+    let select = crate::nvmain_trace::Select::Device(DeviceKind::Pcm);
+    let mut trace = crate::nvmain_trace::NvmainTrace::create(&path_s, select, zero_clock).unwrap();
+    trace.set_open(true);
+    m.nvmain = Some(Box::new(trace));
+    let base = pcm_start / LINE_BYTES;
+    let k = 3;
+    for round in 0..k {
+        write(&mut m, 0, base + 3);
+        for j in 1..=4 {
+            read(&mut m, 0, base + 3 + 16 * (j + 4 * round));
+        }
+        read(&mut m, 1, 7 + 16 * round); // a DRAM line
+    }
+    let mut trace = m.nvmain.take().unwrap();
+    trace.flush();
+    assert!(trace.error.is_none());
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let s = &m.stats.slots[TOTAL];
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "NVMV0");
+    let ops = |op: &str| lines[1..].iter().filter(|l| l.split(' ').nth(1) == Some(op)).count() as u64;
+    assert_eq!(ops("W"), s.dev_writes[DeviceKind::Pcm as usize]);
+    assert_eq!(ops("W"), k);
+    assert_eq!(ops("R"), s.dev_reads[DeviceKind::Pcm as usize]);
+    assert!(s.dev_reads[DeviceKind::Dram as usize] >= k);
+    assert_eq!(trace.lines, lines.len() as u64 - 1);
+    // Every write-back is of line base + 3: offset 3 * 64 = 0xc0 into the PCM range, core 0.
+    for l in lines[1..].iter().filter(|l| l.split(' ').nth(1) == Some("W")) {
+        let f: Vec<&str> = l.split(' ').collect();
+        assert_eq!((f[0], f[2], f[4]), ("0", "c0", "0"));
+    }
+}
