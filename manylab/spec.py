@@ -432,6 +432,10 @@ def check_point(spec: Spec, point: dict[str, Any]) -> None:
             raise SpecError(f"{where} numa: the nodes' cpus must cover 0-{vcpus - 1} exactly once")
     if machine["backend"] == "gem5":
         _check_gem5(spec, point)
+    plugin = point["plugin"]
+    if plugin["nvmain_trace"] and not (plugin["enabled"] and plugin["mode"] == "full"):
+        raise SpecError(f"{spec.path}: [plugin] nvmain_trace: the trace comes from the cache "
+                        "model (set enabled = true and mode = 'full')")
     membind = point["workload"]["membind"]
     if membind >= max(1, len(nodes)):
         raise SpecError(f"{spec.path}: [workload] membind: node {membind} does not exist "

@@ -109,7 +109,10 @@ def test_spec_key_passes_the_trace_path_next_to_stats(write_spec):
 
 
 def test_spec_key_needs_the_full_model(write_spec):
-    params = point(write_spec, "[plugin]\nenabled = true\nmode = 'count'\nnvmain_trace = true\n")
+    with pytest.raises(specs.SpecError, match=r"\[plugin\] nvmain_trace: .*mode = 'full'"):
+        point(write_spec, "[plugin]\nenabled = true\nmode = 'count'\nnvmain_trace = true\n")
+    params = point(write_spec, "[plugin]\nenabled = true\nnvmain_trace = true\n")
+    params["plugin"]["mode"] = "count"
     with pytest.raises(LabError, match="mode = 'full'"):
         plugin.arguments(params, Path("/r/stats.json"), Path("/k/System.map"))
     with pytest.raises(specs.SpecError):
@@ -135,3 +138,4 @@ def test_real_nvmain_on_a_tiny_trace(tmp_path):
     summary = result["summary"]
     assert isinstance(summary, dict)
     check_against_trace(summary, trace, nvmain.read_config(PCM))
+
