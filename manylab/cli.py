@@ -8,14 +8,14 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Any
 
-from manylab import image, kernel, plan, plugin, pointdir, results, runner
+from manylab import image, kernel, plan, pointdir, results, runner
 from manylab import spec as specs
 from manylab.errors import LabError
 from manylab.paths import RUNS_DIR
 from manylab.qemu import Interrupted
-from manylab.schedulers.base import PointJob, PointState, Resources, Scheduler, StudyJobs
+from manylab.schedulers.base import PointJob, PointState, Scheduler, StudyJobs
+from manylab.schedulers.resources import resources
 
 
 def _scheduler(name: str, jobs: int) -> Scheduler:
@@ -31,50 +31,6 @@ def _scheduler(name: str, jobs: int) -> Scheduler:
         scheduler: Scheduler = SlurmScheduler()
         return scheduler
     raise LabError(f"unknown scheduler '{name}' (local or slurm)")
-
-
-def resources(spec: specs.Spec, params: dict[str, Any]) -> Resources:
-    """What one point asks of a batch system, derived from the point unless the spec says."""
-    machine = params["machine"]
-    cpus = spec.slurm["cpus"] or (machine["vcpus"] if machine["tcg"] == "multi" else 1)
-    guest_mb = specs.parse_size(machine["memory"]) >> 20
-    model_mb = 4096 if params["plugin"]["enabled"] or machine["backend"] == "gem5" else 0
-    mem_mb = spec.slurm["mem_mb"] or guest_mb + 1024 + model_mb
-    limit = spec.timeout_s or runner.default_timeout(params)
-    time_min = spec.slurm["time_min"] or int(limit // 60) + 5
-    return Resources(cpus, mem_mb, time_min)
-
-
-def _selected(points: list[plan.Point], study_dir: Path, force: bool,
-              retry_failed: bool) -> list[plan.Point]:
-    chosen = []
-    stale = 0
-    for point in points:
-        result = pointdir.read_result(study_dir / point.id)
-        if force or result is None or (retry_failed and result["status"] != "ok"):
-            chosen.append(point)
-        elif not runner.is_current(study_dir / point.id, point.params):
-            stale += 1
-            chosen.append(point)
-    if stale:
-        print(f"manylab: {stale} stored points were made by another QEMU or gem5 version: they "
-              f"run again and their folders are replaced", file=sys.stderr)
-    return chosen
-
-
-def build_for(points: list[plan.Point]) -> None:
-    """Build every artifact the points need, once each, before any point runs."""
-    seen: set[tuple[Any, ...]] = set()
-    for point in points:
-        request = runner.kernel_request(point.params)
-        for key, action in (((request,), lambda r=request: kernel.build(r)),
-                            ((request.arch,), lambda a=request.arch: image.build(a))):
-            if key not in seen:
-                seen.add(key)
-                action()
-        if plugin.wanted(point.params) and ("plugin",) not in seen:
-            seen.add(("plugin",))
-            plugin.library()
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -96,7 +52,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     points = plan.points(spec)
     root = Path(args.results_root) if args.results_root else RUNS_DIR
     study_dir = runner.results_dir(spec, root)
-    chosen = _selected(points, study_dir, args.force, args.retry_failed)
+    chosen = runner.select(points, study_dir, args.force, args.retry_failed)
     skipped = len(points) - len(chosen)
     print(f"manylab: study '{spec.name}': {len(points)} points, {len(chosen)} to run, "
           f"{skipped} already complete", file=sys.stderr)
@@ -107,13 +63,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                        "--max-array and --throttle need --scheduler slurm")
     if chosen:
         if not (args.slurm_dry_run or args.slurm_build_job):
-            build_for(chosen)
+            runner.build_for(chosen)
         scheduler = _scheduler(args.scheduler, args.jobs)
         work = StudyJobs(spec.name, Path(args.spec).resolve(), study_dir,
-                         [PointJob(p.id, resources(spec, p.params)) for p in chosen],
+                         [PointJob(p.id, resources(spec, p.params), p) for p in chosen],
                          {"profile": args.profile or "", "force": "yes" if args.force else "",
                           "retry_failed": "yes" if args.retry_failed else "",
-                          **batch_options})
+                          **batch_options},
+                         spec)
         status = scheduler.submit(work)
     if study_dir.is_dir():
         table = results.write_table(study_dir)
@@ -187,7 +144,7 @@ def cmd_table(args: argparse.Namespace) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     if args.spec:
         points = plan.points(specs.load(Path(args.spec), args.profile))
-        build_for(points)
+        runner.build_for(points)
         return 0
     request = kernel.KernelRequest(args.variant, args.arch, tuple(args.fragment))
     built = kernel.build(request, args.jobs or None)
@@ -211,7 +168,7 @@ def cmd_boot(args: argparse.Namespace) -> int:
         raw["plugin"] = {"enabled": True, "preset": args.plugin_preset, "mode": args.plugin_mode}
     spec = specs.parse(raw, Path("<manylab boot>"))
     point = plan.points(spec)[0]
-    build_for([point])
+    runner.build_for([point])
     result = runner.run_point(spec, point)
     point_dir = runner.results_dir(spec) / point.id
     sys.stdout.write((point_dir / pointdir.CONSOLE).read_text(errors="replace"))

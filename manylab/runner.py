@@ -11,6 +11,7 @@ import os
 import platform
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from manylab import atomic, image, kernel, plugin, pointdir, qemu
 from manylab import spec as specs
 from manylab.gem5 import backend as gem5_backend
 from manylab.gem5 import command as gem5_command
+from manylab.gem5 import machine as gem5_machine
 from manylab.hashing import sha256_file
 from manylab.paths import REPO_ROOT, RUNS_DIR
 from manylab.plan import Point
@@ -175,3 +177,42 @@ def _inputs_record(spec: specs.Spec, point: Point, artifacts: Artifacts, argv: l
     if artifacts.plugin is not None:
         record["plugin"] = {**plugin.describe(artifacts.plugin), "args": plugin_args}
     return record
+
+
+def select(points: list[Point], study_dir: Path, force: bool,
+              retry_failed: bool) -> list[Point]:
+    """The points to run: not yet complete, failed (with retry_failed), made by another
+    emulator version, or all (force)."""
+    chosen = []
+    stale = 0
+    for point in points:
+        result = pointdir.read_result(study_dir / point.id)
+        if force or result is None or (retry_failed and result["status"] != "ok"):
+            chosen.append(point)
+        elif not is_current(study_dir / point.id, point.params):
+            stale += 1
+            chosen.append(point)
+    if stale:
+        print(f"manylab: {stale} stored points were made by another QEMU or gem5 version: they "
+              f"run again and their folders are replaced", file=sys.stderr)
+    return chosen
+
+
+def build_for(points: list[Point]) -> None:
+    """Build every artifact the points need, once each, before any point runs."""
+    seen: set[tuple[Any, ...]] = set()
+    for point in points:
+        request = kernel_request(point.params)
+        for key, action in (((request,), lambda r=request: kernel.build(r)),
+                            ((request.arch,), lambda a=request.arch: image.build(a))):
+            if key not in seen:
+                seen.add(key)
+                action()
+        if point.params["machine"]["backend"] == "gem5":
+            if ("gem5",) not in seen:
+                seen.add(("gem5",))
+                gem5_command.binary(point.params)
+                gem5_machine.describer()
+        elif plugin.wanted(point.params) and ("plugin",) not in seen:
+            seen.add(("plugin",))
+            plugin.library()

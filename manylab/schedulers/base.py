@@ -15,6 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from manylab.plan import Point
+from manylab.spec import Spec
+
 
 class PointState(enum.Enum):
     PENDING = "pending"
@@ -39,6 +42,7 @@ class Resources:
 class PointJob:
     point_id: str
     resources: Resources
+    point: Point | None = None  # the planned point (batch schedulers need only its id)
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,7 @@ class StudyJobs:
     results_dir: Path
     jobs: Sequence[PointJob]
     options: dict[str, str] = field(default_factory=dict)
+    spec: Spec | None = None  # the loaded spec the points came from
 
 
 class Scheduler(ABC):

@@ -6,7 +6,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from manylab import plan, qemu, runner
-from manylab import spec as specs
 from manylab.errors import LabError
 from manylab.progress import Progress
 from manylab.schedulers.base import PointState, Scheduler, StudyJobs
@@ -19,9 +18,13 @@ class LocalScheduler(Scheduler):
         self.jobs = max(1, jobs)
 
     def submit(self, work: StudyJobs) -> int:
-        spec = specs.load(work.spec_path, work.options.get("profile") or None)
-        by_id = {p.id: p for p in plan.points(spec)}
-        chosen = plan.interleaved([by_id[job.point_id] for job in work.jobs])
+        """Runs the planned points (StudyJobs built with the spec and each job's point)."""
+        spec = work.spec
+        points = [job.point for job in work.jobs]
+        if spec is None or any(point is None for point in points):
+            raise LabError("the local scheduler needs the planned points (StudyJobs.spec and "
+                           "PointJob.point)")
+        chosen = plan.interleaved([p for p in points if p is not None])
         progress = Progress(len(chosen), f"{spec.name}")
         root = work.results_dir.parent
 

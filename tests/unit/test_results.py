@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from manylab import atomic, qemu, results
-from manylab.cli import _selected
 from manylab.plan import Point
+from manylab.runner import select as _selected
 
 QEMU_NOW = "QEMU emulator version 10.0.2"
 
