@@ -4,7 +4,8 @@
 SYSTEM.json is written by the lab (manylab/gem5/system.py). The guest boots on the boot core
 type; the workload's region of interest (gem5 work items from its ROI markers) runs on the
 detailed core type. Statistics blocks in stats.txt: 0 = boot, 1 = region of interest, 2 = the
-rest up to the guest's exit. roi.json records the ticks and the block of the region.
+rest up to the guest's exit (on the region's core type: gem5 cannot switch Ruby back to
+atomic_noncaching). roi.json records the ticks and the block of the region.
 """
 
 import argparse
@@ -57,8 +58,6 @@ def on_work_end():
             roi["end_tick"] = m5.curTick()
             m5.stats.dump()
             m5.stats.reset()
-            if switchable:
-                board.get_processor().switch()
             write_roi()
         yield False
 

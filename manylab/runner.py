@@ -211,7 +211,7 @@ def build_for(points: list[Point]) -> None:
         if point.params["machine"]["backend"] == "gem5":
             if ("gem5",) not in seen:
                 seen.add(("gem5",))
-                gem5_command.binary(point.params)
+                gem5_command.check_build(gem5_command.binary(point.params))
                 gem5_machine.describer()
         elif plugin.wanted(point.params) and ("plugin",) not in seen:
             seen.add(("plugin",))

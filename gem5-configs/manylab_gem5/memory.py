@@ -50,12 +50,13 @@ class RegionMemory(AbstractMemorySystem):
         super().__init__()
         self._memory = memory
         self._size = memory["size"]
-        self.mem_ctrl = []
+        controllers = []
         for region in memory["regions"]:
             for _ in range(region["channels_used"]):
                 iface = INTERFACES[region["device"]](region)
                 iface.addr_mapping = "RoRaBaCoCh"
-                self.mem_ctrl.append(MemCtrl(dram=iface))
+                controllers.append(MemCtrl(dram=iface))
+        self.mem_ctrl = controllers
 
     def incorporate_memory(self, board):
         pass

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
-import re
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +32,43 @@ def binary(point: dict[str, Any]) -> Path:
     return path
 
 
+BUILD_INFO_SCRIPT = CONFIGS_DIR / "build_info.py"
+BUILD_INFO_PREFIX = "MANYLAB-GEM5-BUILD "
+
+
 @functools.cache
+def build_info(path: Path) -> dict[str, Any]:
+    """The binary's version and build options, from gem5-configs/build_info.py run by it
+    (gem5 v24.0's own --build-info fails)."""
+    with tempfile.TemporaryDirectory(prefix="manylab-gem5-info-") as outdir:
+        result = subprocess.run([str(path), "--quiet", f"--outdir={outdir}",
+                                 "--listener-mode=off", str(BUILD_INFO_SCRIPT)],
+                                capture_output=True, text=True, check=False, timeout=300)
+    for line in result.stdout.splitlines():
+        if line.startswith(BUILD_INFO_PREFIX):
+            value = json.loads(line[len(BUILD_INFO_PREFIX):])
+            if isinstance(value, dict):
+                return value
+    last = (result.stderr.strip().splitlines() or ["no output"])[-1]
+    raise LabError(f"{path}: not a usable gem5 binary ({last}): set MANYLAB_GEM5 to gem5.opt "
+                   f"or gem5.fast built for {BUILD_TARGET}")
+
+
 def version(path: Path) -> str:
-    """gem5's version line (`gem5 version 24.0.0.1`), recorded in inputs.json like QEMU's."""
-    result = subprocess.run([str(path), "--version"], capture_output=True, text=True,
-                            check=False, timeout=120)
-    found = re.search(r"gem5 version \S+", result.stdout + result.stderr)
-    return found.group(0) if found else "unknown"
+    """`gem5 version 24.0.0.1`, recorded in inputs.json like QEMU's version."""
+    return f"gem5 version {build_info(path).get('version', 'unknown')}"
+
+
+def check_build(path: Path) -> None:
+    """The configs need gem5 v24 built with the X86 ISA and the MESI_Two_Level protocol."""
+    info = build_info(path)
+    build = info.get("build", {})
+    found = str(info.get("version", ""))
+    if not found.startswith("24.") or build.get("PROTOCOL") != "MESI_Two_Level" or \
+            build.get("USE_X86_ISA") != "True":
+        raise LabError(f"{path}: gem5 {found} with ISA x86={build.get('USE_X86_ISA')} and "
+                       f"protocol {build.get('PROTOCOL')}: the lab's configs need gem5 v24 "
+                       f"built for {BUILD_TARGET} (gem5-configs/README.md)")
 
 
 def argv(gem5: Path, outdir: Path, system_json: Path) -> list[str]:

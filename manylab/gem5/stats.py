@@ -64,7 +64,8 @@ def summary(block: dict[str, float], system: dict[str, Any], prefix: str) -> dic
     def put(name: str, value: float) -> None:
         out[f"{prefix}.{name}"] = value
 
-    put("insts", total(block, r"simInsts"))
+    # simInsts is cumulative over blocks; the cores' committed counts are reset with them.
+    put("insts", total(block, r"board\.processor\.\w+\.core\.commitStats\d+\.numInsts"))
     put("sim_seconds", total(block, r"simSeconds"))
     put("host_seconds", total(block, r"hostSeconds"))
     l1 = rf"{RUBY}\.l1_controllers\d*\.L1Dcache\.m_demand_"
@@ -75,8 +76,15 @@ def summary(block: dict[str, float], system: dict[str, Any], prefix: str) -> dic
     put("l2.hits", total(block, l2 + "hits"))
     put("l2.misses", total(block, l2 + "misses"))
     put("l2.accesses", total(block, l2 + "accesses"))
-    # Invalidations an L1 received (MESI_Two_Level's Inv event, in any state).
-    put("coh.invalidations", total(block, rf"{RUBY}\.L1Cache_Controller\.Inv"))
+    # Requests by type, counted where MESI_Two_Level handles them: GETS/GETX/UPGRADE at the
+    # L2 bank, forwards and invalidations at the L1 that holds the line.
+    event = rf"{RUBY}\.(L1|L2)Cache_Controller\."
+    kinds = {"gets": "L1_GETS", "getm": "L1_GETX", "upgrade": "L1_UPGRADE",
+             "fwd_gets": "Fwd_GETS", "fwd_getm": "Fwd_GETX", "inv": "Inv"}
+    for name, gem5_event in kinds.items():
+        put(f"coh.msgs.{name}", total(block, rf"{event}{gem5_event}::total"))
+    # Copies another core's write removed: sharers' Inv and the owner's Fwd_GETX.
+    put("coh.invalidations", out[f"{prefix}.coh.msgs.inv"] + out[f"{prefix}.coh.msgs.fwd_getm"])
     net = rf"{RUBY}\.network"
     put("coh.msgs", total(block, net + r"\.packets_injected::total"))
     put("coh.flits", total(block, net + r"\.flits_injected::total"))
