@@ -1,0 +1,58 @@
+"""The gem5 importer on a real stats.txt: falseshare (shared line, 4 threads x 20,000) on the
+knl-64 mesh, recorded from `manylab run runs/tiers.toml` with gem5 v24.0.0.1 X86_MESI_Two_Level
+gem5.fast (tests/data/gem5/README.md). Expected values are read off the file by hand."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from manylab.errors import LabError
+from manylab.gem5 import stats
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "gem5"
+
+
+@pytest.fixture(scope="module")
+def system() -> dict:
+    return json.loads((DATA / "gem5-system.json").read_text())
+
+
+def test_parser_reads_three_blocks_and_vector_totals():
+    blocks = stats.parse((DATA / "stats.txt").read_text())
+    assert len(blocks) == 3  # boot, region of interest, rest
+    roi = blocks[1]
+    assert roi[f"{stats.RUBY}.L1Cache_Controller.Inv::total"] == 30338
+    assert roi["board.memory.mem_ctrl1.readReqs"] == 2162
+    # simInsts counts from power-on; the blocks' own counts come from the cores.
+    assert blocks[1]["simInsts"] > blocks[0]["simInsts"]
+
+
+def test_region_block_in_the_plugins_summary_keys(system):
+    imported = stats.import_run(DATA / "stats.txt", DATA / "roi.json", system)
+    s = imported["summary"]
+    assert imported["source"] == "gem5"
+    assert s["roi.insts"] == 311368 + 283396 + 292117 + 264088
+    assert s["roi.coh.msgs.gets"] == 83008
+    assert s["roi.coh.msgs.inv"] == 30338 and s["roi.coh.msgs.fwd_getm"] == 30139
+    assert s["roi.coh.invalidations"] == 30338 + 30139
+    assert s["roi.coh.msgs"] == 347126
+    assert s["roi.coh.hops"] == pytest.approx(5.002671 * 347125)  # x packets received
+    # knl-64's two DDR channels hold the whole 512 MiB DRAM region.
+    assert s["roi.mem.dram.reads"] == 2253 + 2162 and s["roi.mem.reads"] == 4415
+    assert s["roi.mem.writes"] == 0 and s["roi.mem.pcm.writes"] == 0
+    # Energy from the preset's DRAM read energy: 0.1 nJ/bit x 512 bits per line.
+    assert s["roi.mem.dram.energy_nj"] == pytest.approx(4415 * 512 * 0.1)
+    assert s["roi.l1d.misses"] >= 16619  # core 0's L1D alone
+    assert imported["roi"]["end_tick"] - imported["roi"]["begin_tick"] == 3076031500
+
+
+def test_a_region_that_never_ended_is_an_error(system, tmp_path):
+    (tmp_path / "roi.json").write_text(json.dumps({"stats_block": 1, "begin_tick": 5,
+                                                   "end_tick": None}))
+    with pytest.raises(LabError, match="did not end"):
+        stats.import_run(DATA / "stats.txt", tmp_path / "roi.json", system)
+    with pytest.raises(LabError, match="no region of interest was recorded"):
+        stats.import_run(DATA / "stats.txt", tmp_path / "missing.json", system)
+    with pytest.raises(LabError, match="wrote no stats.txt"):
+        stats.import_run(tmp_path / "stats.txt", DATA / "roi.json", system)
