@@ -10,6 +10,9 @@ For each core count the same point (falseshare on the knl-64 preset) is
 - run on the QEMU tier (lockstep, the plugin's full model) from boot to power-off, recording
   the plugin's instruction count and the run's host seconds.
 Both figures include boot work; the ratio is host seconds per instruction, gem5 over QEMU.
+With `--study runs/<study>` it instead reads a finished study that ran the same points on both
+tiers (runs/tiers.toml) and prints the region of interest's instructions and host seconds per
+tier (gem5: detailed cores and Ruby; QEMU: the plugin's full model), without running anything.
 Needs MANYLAB_GEM5 (gem5 built for X86_MESI_Two_Level; gem5-configs/README.md).
 """
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from manylab import image, kernel, plan, runner  # noqa: E402
+from manylab import image, kernel, plan, pointdir, runner  # noqa: E402
 from manylab import spec as specs  # noqa: E402
 from manylab.gem5 import backend, command, stats  # noqa: E402
 
@@ -76,7 +79,7 @@ def gem5_run(folder: Path, cores: int, cpu: str, ticks: int) -> dict[str, float]
                 first_tick = time.monotonic() - started
     wall = time.monotonic() - started
     blocks = stats.parse((work / "out" / "stats.txt").read_text())
-    insts = sum(b.get("simInsts", 0.0) for b in blocks)
+    insts = blocks[-1].get("simInsts", 0.0)  # gem5 never resets this counter
     host = sum(b.get("hostSeconds", 0.0) for b in blocks)
     return {"build_s": first_tick or float("nan"), "wall_s": wall, "insts": insts,
             "host_s": host}
@@ -91,14 +94,55 @@ def qemu_run(folder: Path, cores: int) -> dict[str, float]:
             "status": result["status"] == "ok"}
 
 
+def roi_figures(point: pointdir.PointFiles) -> tuple[float, float] | None:
+    """(instructions, host seconds) of the point's region of interest, either tier."""
+    if point.stats is None or point.result.get("status") != "ok":
+        return None
+    summary = point.stats.get("summary", {})
+    if "roi.host_seconds" in summary:
+        return float(summary["roi.insts"]), float(summary["roi.host_seconds"])
+    roi = point.stats.get("regions", {}).get("roi")
+    if roi is None:
+        return None
+    return float(summary["roi.insts"]), float(roi["host.wall_s"])
+
+
+def study_table(study_dir: Path) -> int:
+    rows: dict[tuple[int, str], dict[str, tuple[float, float]]] = {}
+    for folder in pointdir.list_points(study_dir):
+        point = pointdir.read(folder)
+        figures = roi_figures(point) if point is not None else None
+        if point is None or figures is None:
+            continue
+        params = point.params
+        key = (int(params["machine"]["vcpus"]), str(params["workload"]["args"].get("mode", "")))
+        rows.setdefault(key, {})[params["machine"].get("backend", "qemu")] = figures
+    print(f"{'cores':>5} {'mode':<8} {'tier':<6} {'ROI insts':>12} {'host s':>9} {'us/inst':>9} "
+          f"{'gem5/qemu':>9}")
+    for (cores, mode), tiers in sorted(rows.items()):
+        per_inst = {t: host / insts * 1e6 for t, (insts, host) in tiers.items() if insts}
+        for tier, (insts, host) in sorted(tiers.items(), reverse=True):
+            ratio = ""
+            if tier == "gem5" and "qemu" in per_inst and tier in per_inst:
+                ratio = f"{per_inst['gem5'] / per_inst['qemu']:9.0f}"
+            print(f"{cores:>5} {mode:<8} {tier:<6} {insts:>12.0f} {host:>9.2f} "
+                  f"{per_inst.get(tier, float('nan')):>9.3f} {ratio}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cores", default="4,64", help="core counts (default 4,64)")
-    parser.add_argument("--ticks", type=int, default=2 * 10**9,
-                        help="gem5 simulated ticks (ps) per run (default 2e9 = 2 ms)")
+    parser.add_argument("--ticks", type=int, default=2 * 10**10,
+                        help="gem5 simulated ticks (ps) per run (default 2e10 = 20 ms; the "
+                             "first millisecond runs only a few thousand instructions)")
     parser.add_argument("--cpu", default="timing", choices=("atomic", "timing", "o3"))
     parser.add_argument("--no-qemu", action="store_true", help="skip the QEMU tier")
+    parser.add_argument("--study", type=Path,
+                        help="print the ROI figures of a finished two-tier study instead")
     args = parser.parse_args()
+    if args.study:
+        return study_table(args.study)
     print(f"{'cores':>5} {'tier':<18} {'build s':>8} {'insts':>12} {'host s':>8} "
           f"{'us/inst':>9} {'gem5/qemu':>9}")
     with tempfile.TemporaryDirectory(prefix="bench-gem5-") as name:
