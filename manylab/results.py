@@ -1,4 +1,5 @@
-"""The study table: one row per point folder, rebuilt from the folders (never edited in place)."""
+"""The study table: one row per point folder, rebuilt from the folders (never edited in place),
+written as results.csv and results.parquet, and loaded as a pandas DataFrame by `load`."""
 
 from __future__ import annotations
 
@@ -9,9 +10,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from manylab import atomic, pointdir
 
 TABLE_FILE = "results.csv"
+PARQUET_FILE = "results.parquet"
+PARAM_PREFIXES = ("kernel.", "machine.", "workload.", "plugin.", "gem5.", "repeat")
 FIRST_COLUMNS = ["point", "status", "reason", "timing.total_s", "timing.boot_s"]
 
 
@@ -97,11 +102,49 @@ def rows(study_dir: Path) -> list[dict[str, Any]]:
     return found
 
 
-def write_table(study_dir: Path) -> Path:
-    table = rows(study_dir)
+def ordered_columns(table: list[dict[str, Any]]) -> list[str]:
     columns = list(FIRST_COLUMNS)
     for row in table:
         columns += [key for key in row if key not in columns]
+    return columns
+
+
+def frame(table: list[dict[str, Any]]) -> pd.DataFrame:
+    """The rows as a DataFrame; a column holding both numbers and text (a size given as 4M in
+    one point and 4096 in another) becomes text, so Parquet can store it."""
+    df = pd.DataFrame(table, columns=ordered_columns(table) if table else FIRST_COLUMNS)
+    for name in df.columns:
+        column = df[name]
+        if column.dtype == object:
+            kinds = {type(v) for v in column if v is not None and v == v}
+            if len(kinds) > 1:
+                df[name] = column.map(lambda v: None if v is None or v != v else str(v))
+    df.attrs["swept"] = swept_keys(df)
+    return df
+
+
+def swept_keys(df: pd.DataFrame) -> list[str]:
+    """The spec keys whose value differs between points (the study's sweep)."""
+    return [name for name in df.columns if name.startswith(PARAM_PREFIXES)
+            and df[name].astype(str).nunique(dropna=False) > 1]
+
+
+def load(study: str | Path) -> pd.DataFrame:
+    """A study's finished points, one row each: the point id, status and timings, every spec
+    key (dotted, e.g. `machine.vcpus`), the workload's result (`result.*`) and the plugin's or
+    gem5's figures (`stats.*`, `fn.*`). `df.attrs["swept"]` lists the keys the study sweeps.
+    Reads the point folders, so it is current even when results.csv is not."""
+    study_dir = Path(study)
+    if not study_dir.is_dir():
+        raise FileNotFoundError(f"{study_dir}: no such study folder (run `manylab run SPEC` "
+                                "first; results live in runs/<study>/)")
+    return frame(rows(study_dir))
+
+
+def write_table(study_dir: Path) -> Path:
+    """results.csv (and results.parquet beside it) from the point folders; returns the CSV."""
+    table = rows(study_dir)
+    columns = ordered_columns(table)
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, restval="", lineterminator="\n")
     writer.writeheader()
@@ -109,4 +152,7 @@ def write_table(study_dir: Path) -> Path:
         writer.writerow(row)
     path = study_dir / TABLE_FILE
     atomic.write_text(path, buffer.getvalue())
+    staged = study_dir / f".{PARQUET_FILE}.tmp"
+    frame(table).to_parquet(staged, index=False)
+    staged.replace(study_dir / PARQUET_FILE)
     return path

@@ -2,6 +2,7 @@ import csv
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from manylab import atomic, qemu, results
@@ -42,6 +43,31 @@ def test_table_rows_flatten_params_results_and_plugin_summary(tmp_path):
     assert a["result.write.mib_s"] == "10.0" and a["result.per"] == "[1,2]"
     assert a["stats.roi.coh.msgs.inv"] == "7" and a["timing.boot_s"] == "0.5"
     assert b["status"] == "failed" and b["reason"] == "boom" and b["result.write.mib_s"] == ""
+
+
+def test_load_gives_a_dataframe_with_the_swept_keys_and_a_parquet_copy(tmp_path):
+    make_point(tmp_path, "a", "ok", [{"size": "4M", "mib_s": 10.0}],
+               {"summary": {"roi.coh.msgs.inv": 7}})
+    b = make_point(tmp_path, "b", "ok", [{"size": 4096, "mib_s": 12.5}])
+    inputs = json.loads((b / "inputs.json").read_text())
+    inputs["params"]["machine"]["vcpus"] = 8
+    (b / "inputs.json").write_text(json.dumps(inputs))
+    df = results.load(tmp_path)
+    assert list(df["point"]) == ["a", "b"]
+    assert list(df["machine.vcpus"]) == [2, 8]
+    assert df.attrs["swept"] == ["machine.vcpus"]
+    assert list(df["result.mib_s"]) == [10.0, 12.5]
+    assert list(df["result.size"]) == ["4M", "4096"]  # mixed number/text: stored as text
+    assert df["stats.roi.coh.msgs.inv"].iloc[0] == 7
+    results.write_table(tmp_path)
+    parquet = pd.read_parquet(tmp_path / results.PARQUET_FILE)
+    assert list(parquet.columns) == list(df.columns)
+    assert list(parquet["machine.vcpus"]) == [2, 8]
+
+
+def test_load_names_a_missing_study(tmp_path):
+    with pytest.raises(FileNotFoundError, match="manylab run"):
+        results.load(tmp_path / "nothing")
 
 
 def test_several_result_lines_get_indexed_prefixes(tmp_path):
