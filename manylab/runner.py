@@ -6,6 +6,7 @@ the folder is staged beside its final place and renamed in whole.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -13,12 +14,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from manylab import atomic, image, kernel, plugin, pointdir, qemu
 from manylab import spec as specs
+from manylab.errors import LabError
 from manylab.gem5 import backend as gem5_backend
 from manylab.gem5 import command as gem5_command
 from manylab.gem5 import machine as gem5_machine
@@ -61,16 +64,47 @@ def _git_state() -> dict[str, str]:
             "dirty": "yes" if git("status", "--porcelain", "--untracked-files=no") else "no"}
 
 
-def is_current(point_dir: Path, params: dict[str, Any]) -> bool:
-    """A stored point counts only if the emulator that made it is the one the lab runs now."""
+@functools.cache
+def _kernel_key_now(request: kernel.KernelRequest) -> str:
+    return kernel.resolve(request).key
+
+
+@functools.cache
+def _image_key_now(arch: str) -> str:
+    return image.image_key(arch)
+
+
+@functools.cache
+def _plugin_sha_now() -> str | None:
+    try:
+        return sha256_file(plugin.library())
+    except LabError:
+        return None  # not built yet: build_for builds it, the points run anyway
+
+
+def stale_input(point_dir: Path, params: dict[str, Any]) -> str | None:
+    """What differs between the inputs a stored point was made from and those the lab would use
+    now (the emulator's version, the kernel, the root image with its workloads, the plugin),
+    or None when the point is current."""
     inputs = pointdir.read_json(point_dir / pointdir.INPUTS)
     if not isinstance(inputs, dict):
-        return False
+        return "inputs.json"
+    arch = params["machine"]["arch"]
     if params["machine"].get("backend") == "gem5":
         recorded = inputs.get("gem5", {}).get("version")
-        return bool(recorded == gem5_command.version(gem5_command.binary(params)))
-    recorded = inputs.get("qemu", {}).get("version")
-    return bool(recorded == qemu.version(qemu.binary(params["machine"]["arch"])))
+        if recorded != gem5_command.version(gem5_command.binary(params)):
+            return "gem5 version"
+    elif inputs.get("qemu", {}).get("version") != qemu.version(qemu.binary(arch)):
+        return "QEMU version"
+    if inputs.get("kernel", {}).get("key") != _kernel_key_now(kernel_request(params)):
+        return "kernel"
+    if inputs.get("image", {}).get("key") != _image_key_now(arch):
+        return "root image"
+    if params["machine"].get("backend") != "gem5" and plugin.wanted(params):
+        now = _plugin_sha_now()
+        if now is not None and inputs.get("plugin", {}).get("sha256") != now:
+            return "plugin"
+    return None
 
 
 def run_point(spec: specs.Spec, point: Point, root: Path | None = None) -> dict[str, Any]:
@@ -180,21 +214,22 @@ def _inputs_record(spec: specs.Spec, point: Point, artifacts: Artifacts, argv: l
 
 
 def select(points: list[Point], study_dir: Path, force: bool,
-              retry_failed: bool) -> list[Point]:
-    """The points to run: not yet complete, failed (with retry_failed), made by another
-    emulator version, or all (force)."""
+           retry_failed: bool) -> list[Point]:
+    """The points to run: not yet complete, failed (with retry_failed), made from other inputs
+    than the lab's current ones (stale_input), or all (force)."""
     chosen = []
-    stale = 0
+    stale: Counter[str] = Counter()
     for point in points:
         result = pointdir.read_result(study_dir / point.id)
         if force or result is None or (retry_failed and result["status"] != "ok"):
             chosen.append(point)
-        elif not is_current(study_dir / point.id, point.params):
-            stale += 1
+        elif (reason := stale_input(study_dir / point.id, point.params)) is not None:
+            stale[reason] += 1
             chosen.append(point)
     if stale:
-        print(f"manylab: {stale} stored points were made by another QEMU or gem5 version: they "
-              f"run again and their folders are replaced", file=sys.stderr)
+        which = ", ".join(f"{count} by another {reason}" for reason, count in stale.items())
+        print(f"manylab: {sum(stale.values())} stored points were made from other inputs "
+              f"({which}): they run again and their folders are replaced", file=sys.stderr)
     return chosen
 
 

@@ -5,20 +5,25 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from manylab import atomic, qemu, results
+from manylab import atomic, qemu, results, runner
 from manylab.plan import Point
 from manylab.runner import select as _selected
 
 QEMU_NOW = "QEMU emulator version 10.0.2"
 
 
+KERNEL_NOW, IMAGE_NOW, PLUGIN_NOW = "k" * 20, "i" * 20, "p" * 64
+
+
 def make_point(study: Path, name: str, status: str | None, outputs=None, stats=None,
-               emulator: str = QEMU_NOW) -> Path:
+               emulator: str = QEMU_NOW, kernel: str = KERNEL_NOW, image: str = IMAGE_NOW,
+               plugin: str = PLUGIN_NOW) -> Path:
     folder = study / name
     folder.mkdir(parents=True)
     (folder / "inputs.json").write_text(json.dumps(
         {"params": {"machine": {"vcpus": 2}, "workload": {"name": "pwriter", "args": {}}},
-         "qemu": {"version": emulator}}))
+         "qemu": {"version": emulator}, "kernel": {"key": kernel}, "image": {"key": image},
+         "plugin": {"sha256": plugin}}))
     (folder / "workload.json").write_text(json.dumps(outputs or []))
     if stats is not None:
         (folder / "stats.json").write_text(json.dumps(stats))
@@ -80,9 +85,13 @@ def test_several_result_lines_get_indexed_prefixes(tmp_path):
 def qemu_now(monkeypatch):
     monkeypatch.setattr(qemu, "binary", lambda arch: f"/usr/bin/qemu-{arch}")
     monkeypatch.setattr(qemu, "version", lambda path: QEMU_NOW)
+    monkeypatch.setattr(runner, "_kernel_key_now", lambda request: KERNEL_NOW)
+    monkeypatch.setattr(runner, "_image_key_now", lambda arch: IMAGE_NOW)
+    monkeypatch.setattr(runner, "_plugin_sha_now", lambda: PLUGIN_NOW)
 
 
-X86 = {"machine": {"arch": "x86_64"}}
+X86 = {"machine": {"arch": "x86_64", "quantum": 1000}, "plugin": {"enabled": False},
+       "kernel": {"variant": "stock", "fragments": []}}
 
 
 def test_rerun_selection(tmp_path, qemu_now):
@@ -105,7 +114,22 @@ def test_points_of_another_emulator_run_again(tmp_path, qemu_now, capsys):
     make_point(tmp_path, "new-ok", "ok")
     points = [Point(name, X86) for name in ("old-ok", "old-failed", "new-ok")]
     assert [p.id for p in _selected(points, tmp_path, False, False)] == ["old-ok", "old-failed"]
-    assert "2 stored points were made by another QEMU or gem5 version" in capsys.readouterr().err
+    assert "2 stored points were made from other inputs (2 by another QEMU version)" in \
+        capsys.readouterr().err
+
+
+def test_points_of_another_kernel_image_or_plugin_run_again(tmp_path, qemu_now, capsys):
+    make_point(tmp_path, "kernel", "ok", kernel="x" * 20)
+    make_point(tmp_path, "image", "ok", image="x" * 20)
+    make_point(tmp_path, "plugin", "ok", plugin="x" * 64)
+    make_point(tmp_path, "current", "ok")
+    points = [Point(name, X86) for name in ("kernel", "image", "plugin", "current")]
+    assert [p.id for p in _selected(points, tmp_path, False, False)] == \
+        ["kernel", "image", "plugin"]
+    assert ("3 stored points were made from other inputs (1 by another kernel, 1 by another "
+            "root image, 1 by another plugin)") in capsys.readouterr().err
+    no_plugin = {**X86, "machine": {"arch": "x86_64", "quantum": 0}}
+    assert _selected([Point("plugin", no_plugin)], tmp_path, False, False) == []
 
 
 def test_replace_dir_swaps_whole_folders(tmp_path):
