@@ -1,0 +1,58 @@
+"""The generated system in a real gem5 (needs MANYLAB_GEM5; skipped without it): gem5's own
+Python builds the knl-64 system from the lab's description, boots the lab's kernel for 20 ms
+of simulated time on timing cores through Ruby, and the importer reads its statistics."""
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from manylab import image, kernel, plan, runner
+from manylab import spec as specs
+from manylab.gem5 import backend, command, stats
+
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("MANYLAB_GEM5"),
+    reason="gem5 not found: set MANYLAB_GEM5 to a gem5 v24 X86_MESI_Two_Level build "
+           "(gem5-configs/README.md)")
+
+TICKS = 2 * 10**10
+
+
+def test_knl_64_system_boots_linux_in_gem5(write_spec, tmp_path: Path):
+    spec = specs.load(write_spec("""
+[machine]
+backend = "gem5"
+vcpus = 4
+[gem5]
+cpu = "timing"
+boot_cpu = "timing"
+[plugin]
+preset = "knl-64"
+[workload]
+name = "falseshare"
+args = { threads = 4 }
+"""))
+    params = plan.points(spec)[0].params
+    command.check_build(command.binary(params))
+    work = tmp_path / "point"
+    work.mkdir()
+    backend.prepare(params, kernel.build(runner.kernel_request(params)), image.build("x86_64"),
+                    work)
+    argv = command.argv(command.binary(params), work / "out", work / "gem5-system.json")
+    done = subprocess.run(argv + ["--max-ticks", str(TICKS)], capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Linux version 6.1" in done.stdout
+    assert "simulate() limit reached" in done.stdout
+    (block,) = stats.parse((work / "out" / "stats.txt").read_text())
+    assert block["simTicks"] == TICKS
+    assert block["simInsts"] > 10**6
+    config = (work / "out" / "config.ini").read_text()
+    routers = re.findall(r"^\[board\.cache_hierarchy\.ruby_system\.network\.routers\d+\]$",
+                         config, re.MULTILINE)
+    described = json.loads((work / "gem5-system.json").read_text())["mesh"]["routers"]
+    assert len(routers) == len(described) == 46  # knl-64: 38 tile stops, 8 outside MC stops
