@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from manylab import atomic
 from manylab.errors import LabError
@@ -53,6 +54,12 @@ class KernelRequest:
     variant: str
     arch: str
     fragments: tuple[str, ...] = ()
+
+
+def request_for(params: dict[str, Any]) -> KernelRequest:
+    """The kernel a planned point boots."""
+    return KernelRequest(params["kernel"]["variant"], params["machine"]["arch"],
+                         tuple(params["kernel"]["fragments"]))
 
 
 @dataclass(frozen=True)

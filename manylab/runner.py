@@ -1,4 +1,5 @@
-"""Running one point: artifacts, QEMU, and a complete result folder written atomically.
+"""Running one point on its backend (manylab/backends) into a complete result folder written
+atomically; which stored points are current; building what a study needs before it runs.
 
 The point folder's files are named in manylab/pointdir.py; result.json is written last, and
 the folder is staged beside its final place and renamed in whole.
@@ -7,51 +8,28 @@ the folder is staged beside its final place and renamed in whole.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import platform
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from manylab import atomic, image, kernel, plugin, pointdir, qemu
+from manylab import atomic, backends, image, kernel, plugin, pointdir
 from manylab import spec as specs
 from manylab.errors import LabError
-from manylab.gem5 import backend as gem5_backend
-from manylab.gem5 import command as gem5_command
-from manylab.gem5 import machine as gem5_machine
 from manylab.hashing import sha256_file
 from manylab.paths import REPO_ROOT, RUNS_DIR
 from manylab.plan import Point
-from manylab.spec import parse_size
-from manylab.workloads import run_script
-
-
-@dataclass(frozen=True)
-class Artifacts:
-    kernel: kernel.KernelArtifacts
-    image: image.ImageArtifacts
-    plugin: Path | None
 
 
 def results_dir(spec: specs.Spec, root: Path | None = None) -> Path:
     return (root or RUNS_DIR) / spec.name
 
 
-def kernel_request(params: dict[str, Any]) -> kernel.KernelRequest:
-    return kernel.KernelRequest(params["kernel"]["variant"], params["machine"]["arch"],
-                                tuple(params["kernel"]["fragments"]))
-
-
-def build_artifacts(params: dict[str, Any]) -> Artifacts:
-    library = plugin.library() if plugin.wanted(params) else None
-    return Artifacts(kernel.build(kernel_request(params)), image.build(params["machine"]["arch"]),
-                     library)
+kernel_request = kernel.request_for
 
 
 def _git_state() -> dict[str, str]:
@@ -90,12 +68,8 @@ def stale_input(point_dir: Path, params: dict[str, Any]) -> str | None:
     if not isinstance(inputs, dict):
         return "inputs.json"
     arch = params["machine"]["arch"]
-    if params["machine"].get("backend") == "gem5":
-        recorded = inputs.get("gem5", {}).get("version")
-        if recorded != gem5_command.version(gem5_command.binary(params)):
-            return "gem5 version"
-    elif inputs.get("qemu", {}).get("version") != qemu.version(qemu.binary(arch)):
-        return "QEMU version"
+    if (tool := backends.of(params).stale_tool(params, inputs)) is not None:
+        return tool
     if inputs.get("kernel", {}).get("key") != _kernel_key_now(kernel_request(params)):
         return "kernel"
     if inputs.get("image", {}).get("key") != _image_key_now(arch):
@@ -125,59 +99,14 @@ def run_point(spec: specs.Spec, point: Point, root: Path | None = None) -> dict[
 
 
 def default_timeout(params: dict[str, Any]) -> float:
-    if params["machine"]["backend"] == "gem5":
-        return gem5_backend.DEFAULT_TIMEOUT_S
-    return qemu.default_timeout(params)
+    return backends.of(params).default_timeout(params)
 
 
 def _run_into(spec: specs.Spec, point: Point, staging: Path) -> dict[str, Any]:
     params = point.params
     timeout = float(spec.timeout_s) or default_timeout(params)
-    if params["machine"]["backend"] == "gem5":
-        return gem5_backend.run_into(point.id, spec.name, params, staging,
-                                     _common_inputs(spec, point), timeout)
-    artifacts = build_artifacts(params)
-    with tempfile.TemporaryDirectory(prefix="manylab-run-") as scratch_name:
-        scratch = Path(scratch_name)
-        script = run_script(params)
-        initrd = scratch / "initramfs.cpio"
-        with initrd.open("wb") as out, artifacts.image.initramfs.open("rb") as base:
-            shutil.copyfileobj(base, out)
-            out.write(image.run_config_cpio(script))
-        disk = None
-        if params["workload"]["fs"] == "ext2":
-            disk = scratch / "disk.img"
-            with disk.open("wb") as handle:
-                handle.truncate(parse_size(params["workload"]["disk"]))
-        plugin_args: list[str] = []
-        plugin_value = None
-        if artifacts.plugin is not None:
-            plugin_args = plugin.arguments(params, staging / pointdir.STATS,
-                                           artifacts.kernel.system_map)
-            plugin_value = plugin.qemu_argument(artifacts.plugin, plugin_args)
-        argv = qemu.command(params, artifacts.kernel.boot_image, initrd, disk, plugin_value)
-        inputs = _inputs_record(spec, point, artifacts, argv, plugin_args, script, timeout)
-        atomic.write_json(staging / pointdir.INPUTS, inputs)
-        outcome = qemu.run(argv, staging / pointdir.CONSOLE, staging / pointdir.QEMU_STDERR,
-                           timeout)
-    atomic.write_json(staging / pointdir.WORKLOAD, outcome.console.results)
-    failure = outcome.failure
-    if failure is None and not outcome.console.results:
-        failure = "the workload printed no MANYLAB-RESULT line"
-    if failure is None and artifacts.plugin is not None and not (staging / pointdir.STATS).exists():
-        failure = "the plugin wrote no stats.json"
-    return {
-        "point": point.id,
-        "study": spec.name,
-        "status": "failed" if failure else "ok",
-        "reason": failure,
-        "exit_status": outcome.console.exit_status,
-        "qemu_returncode": outcome.returncode,
-        "timing": {"total_s": round(outcome.seconds, 3),
-                   "boot_s": None if outcome.boot_seconds is None
-                   else round(outcome.boot_seconds, 3)},
-        "kernel_reports": outcome.console.failures,
-    }
+    return backends.of(params).run_into(point.id, spec.name, params, staging,
+                                        _common_inputs(spec, point), timeout)
 
 
 def _common_inputs(spec: specs.Spec, point: Point) -> dict[str, Any]:
@@ -192,25 +121,6 @@ def _common_inputs(spec: specs.Spec, point: Point) -> dict[str, Any]:
         "host": {"machine": platform.machine(), "node": platform.node(),
                  "cpus": os.cpu_count()},
     }
-
-
-def _inputs_record(spec: specs.Spec, point: Point, artifacts: Artifacts, argv: list[str],
-                   plugin_args: list[str], script: str, timeout: float) -> dict[str, Any]:
-    kernel_manifest = json.loads((artifacts.kernel.directory / "manifest.json").read_text())
-    record: dict[str, Any] = {
-        **_common_inputs(spec, point),
-        "kernel": {**kernel_manifest, "artifacts": str(artifacts.kernel.directory),
-                   "boot_image_sha256": sha256_file(artifacts.kernel.boot_image)},
-        "image": {"key": artifacts.image.key, "directory": str(artifacts.image.directory),
-                  "initramfs_sha256": sha256_file(artifacts.image.initramfs)},
-        "run_script": script,
-        "qemu": {"argv": argv, "version": qemu.version(argv[0]),
-                 "cmdline": qemu.kernel_cmdline(point.params)},
-        "timeout_s": timeout,
-    }
-    if artifacts.plugin is not None:
-        record["plugin"] = {**plugin.describe(artifacts.plugin), "args": plugin_args}
-    return record
 
 
 def select(points: list[Point], study_dir: Path, force: bool,
@@ -243,11 +153,8 @@ def build_for(points: list[Point]) -> None:
             if key not in seen:
                 seen.add(key)
                 action()
-        if point.params["machine"]["backend"] == "gem5":
-            if ("gem5",) not in seen:
-                seen.add(("gem5",))
-                gem5_command.check_build(gem5_command.binary(point.params))
-                gem5_machine.describer()
-        elif plugin.wanted(point.params) and ("plugin",) not in seen:
-            seen.add(("plugin",))
-            plugin.library()
+        backend = backends.of(point.params)
+        tools = (backend.name, plugin.wanted(point.params))
+        if tools not in seen:
+            seen.add(tools)
+            backend.check_tools(point.params)

@@ -34,12 +34,36 @@ def prepare(point: dict[str, Any], kernel_artifacts: kernel.KernelArtifacts,
     return description
 
 
+class Gem5Backend:
+    name = "gem5"
+
+    def default_timeout(self, params: dict[str, Any]) -> float:
+        return DEFAULT_TIMEOUT_S
+
+    def model_mb(self, params: dict[str, Any]) -> int:
+        return 4096
+
+    def check_tools(self, params: dict[str, Any]) -> None:
+        command.check_build(command.binary(params))
+        machine.describer()
+
+    def stale_tool(self, params: dict[str, Any], inputs: dict[str, Any]) -> str | None:
+        recorded = inputs.get("gem5", {}).get("version")
+        return None if recorded == command.version(command.binary(params)) else "gem5 version"
+
+    def run_into(self, point_id: str, study: str, params: dict[str, Any], staging: Path,
+                 inputs_base: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        return run_into(point_id, study, params, staging, inputs_base, timeout_s)
+
+
+GEM5 = Gem5Backend()
+
+
 def run_into(point_id: str, study: str, point: dict[str, Any], staging: Path,
              inputs_base: dict[str, Any], timeout_s: float) -> dict[str, Any]:
     gem5 = command.binary(point)
     arch = point["machine"]["arch"]
-    kernel_artifacts = kernel.build(kernel.KernelRequest(
-        point["kernel"]["variant"], arch, tuple(point["kernel"]["fragments"])))
+    kernel_artifacts = kernel.build(kernel.request_for(point))
     image_artifacts = image.build(arch)
     description = prepare(point, kernel_artifacts, image_artifacts, staging)
     outdir = staging / "gem5"

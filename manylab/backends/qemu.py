@@ -1,0 +1,121 @@
+"""The QEMU backend: a point boots the lab's kernel and root image under QEMU (TCG), with the
+plugin when the point enables it or runs in lockstep."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from manylab import atomic, image, kernel, plugin, pointdir, qemu
+from manylab.backends import Params
+from manylab.hashing import sha256_file
+from manylab.spec import parse_size
+from manylab.workloads import run_script
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    kernel: kernel.KernelArtifacts
+    image: image.ImageArtifacts
+    plugin: Path | None
+
+
+def build_artifacts(params: Params) -> Artifacts:
+    library = plugin.library() if plugin.wanted(params) else None
+    return Artifacts(kernel.build(kernel.request_for(params)),
+                     image.build(params["machine"]["arch"]), library)
+
+
+class QemuBackend:
+    name = "qemu"
+
+    def default_timeout(self, params: Params) -> float:
+        return qemu.default_timeout(params)
+
+    def model_mb(self, params: Params) -> int:
+        return 4096 if params["plugin"]["enabled"] else 0
+
+    def check_tools(self, params: Params) -> None:
+        qemu.version(qemu.binary(params["machine"]["arch"]))
+        if plugin.wanted(params):
+            plugin.library()
+
+    def stale_tool(self, params: Params, inputs: dict[str, Any]) -> str | None:
+        if inputs.get("qemu", {}).get("version") != qemu.version(
+                qemu.binary(params["machine"]["arch"])):
+            return "QEMU version"
+        return None
+
+    def run_into(self, point_id: str, study: str, params: Params, staging: Path,
+                 inputs_base: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        artifacts = build_artifacts(params)
+        with tempfile.TemporaryDirectory(prefix="manylab-run-") as scratch_name:
+            scratch = Path(scratch_name)
+            script = run_script(params)
+            initrd = scratch / "initramfs.cpio"
+            with initrd.open("wb") as out, artifacts.image.initramfs.open("rb") as base:
+                shutil.copyfileobj(base, out)
+                out.write(image.run_config_cpio(script))
+            disk = None
+            if params["workload"]["fs"] == "ext2":
+                disk = scratch / "disk.img"
+                with disk.open("wb") as handle:
+                    handle.truncate(parse_size(params["workload"]["disk"]))
+            plugin_args: list[str] = []
+            plugin_value = None
+            if artifacts.plugin is not None:
+                plugin_args = plugin.arguments(params, staging / pointdir.STATS,
+                                               artifacts.kernel.system_map)
+                plugin_value = plugin.qemu_argument(artifacts.plugin, plugin_args)
+            argv = qemu.command(params, artifacts.kernel.boot_image, initrd, disk, plugin_value)
+            record = inputs_record(inputs_base, params, artifacts, argv, plugin_args, script,
+                                   timeout_s)
+            atomic.write_json(staging / pointdir.INPUTS, record)
+            outcome = qemu.run(argv, staging / pointdir.CONSOLE,
+                               staging / pointdir.QEMU_STDERR, timeout_s)
+        atomic.write_json(staging / pointdir.WORKLOAD, outcome.console.results)
+        failure = outcome.failure
+        if failure is None and not outcome.console.results:
+            failure = "the workload printed no MANYLAB-RESULT line"
+        if (failure is None and artifacts.plugin is not None
+                and not (staging / pointdir.STATS).exists()):
+            failure = "the plugin wrote no stats.json"
+        return {
+            "point": point_id,
+            "study": study,
+            "status": "failed" if failure else "ok",
+            "reason": failure,
+            "exit_status": outcome.console.exit_status,
+            "qemu_returncode": outcome.returncode,
+            "timing": {"total_s": round(outcome.seconds, 3),
+                       "boot_s": None if outcome.boot_seconds is None
+                       else round(outcome.boot_seconds, 3)},
+            "kernel_reports": outcome.console.failures,
+        }
+
+
+def inputs_record(inputs_base: dict[str, Any], params: Params, artifacts: Artifacts,
+                  argv: list[str], plugin_args: list[str], script: str,
+                  timeout_s: float) -> dict[str, Any]:
+    kernel_manifest = json.loads((artifacts.kernel.directory / "manifest.json").read_text())
+    record: dict[str, Any] = {
+        **inputs_base,
+        "kernel": {**kernel_manifest, "artifacts": str(artifacts.kernel.directory),
+                   "boot_image_sha256": sha256_file(artifacts.kernel.boot_image)},
+        "image": {"key": artifacts.image.key, "directory": str(artifacts.image.directory),
+                  "initramfs_sha256": sha256_file(artifacts.image.initramfs)},
+        "run_script": script,
+        "qemu": {"argv": argv, "version": qemu.version(argv[0]),
+                 "cmdline": qemu.kernel_cmdline(params)},
+        "timeout_s": timeout_s,
+    }
+    if artifacts.plugin is not None:
+        record["plugin"] = {**plugin.describe(artifacts.plugin), "args": plugin_args}
+    return record
+
+
+QEMU = QemuBackend()
