@@ -1,10 +1,14 @@
-"""Atomic writes: a reader sees the old file or the whole new one, never a half."""
+"""Atomic writes (a reader sees the old file or the whole new one, never a half) and the
+lock that serialises builders of one cache entry across processes."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,3 +35,14 @@ def replace_dir(staging: Path, final: Path) -> None:
         shutil.rmtree(trash, ignore_errors=True)
     else:
         os.replace(staging, final)
+
+
+@contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from manylab import atomic, cpio
+from manylab.atomic import file_lock
 from manylab.errors import LabError
 from manylab.hashing import sha256_bytes, sha256_file, sha256_json
-from manylab.kernel import file_lock
 from manylab.paths import OVERLAY_DIR, REPO_ROOT, WORKLOADS_DIR, cache_root, require_tool
 
 IMAGE_BUILDER_VERSION = 1

@@ -7,7 +7,6 @@ version). A build happens in a staging folder that is renamed into place only wh
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import shutil
@@ -15,13 +14,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from manylab import atomic
+from manylab.atomic import file_lock
 from manylab.errors import LabError
 from manylab.hashing import sha256_bytes, sha256_file, sha256_json
 from manylab.paths import KERNEL_PATCHES, cache_root, require_tool
@@ -189,21 +187,11 @@ def resolve(request: KernelRequest) -> KernelInputs:
     return inputs
 
 
+
 def kernels_dir() -> Path:
     path = cache_root() / "kernels"
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-@contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def pristine_source(version: str) -> Path:

@@ -8,8 +8,8 @@ from typing import Any
 
 from manylab.errors import LabError
 from manylab.hashing import sha256_file
+from manylab.memory_layout import plugin_view
 from manylab.paths import PLUGIN_DIR
-from manylab.qemu import MemRange, memory_map, numa_nodes
 
 
 def library() -> Path:
@@ -19,14 +19,6 @@ def library() -> Path:
         raise LabError(f"QEMU plugin {path} is not built: run scripts/setup.sh "
                        "(cargo build --release in plugin/)")
     return path
-
-
-def plugin_view(point: dict[str, Any]) -> list[MemRange]:
-    """Each node's RAM as the plugin sees it: QEMU 10's `qemu_plugin_hwaddr_phys_addr` is the
-    guest-physical address (QEMU 7.2 added RAM-block offsets and showed node k at twice its
-    base), so the plugin's ranges are the guest's memory map."""
-    machine = point["machine"]
-    return memory_map(machine["arch"], numa_nodes(machine))
 
 
 def wanted(point: dict[str, Any]) -> bool:

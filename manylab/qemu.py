@@ -20,15 +20,14 @@ from typing import Any
 
 from manylab.console import ConsoleState
 from manylab.errors import LabError
+from manylab.memory_layout import numa_nodes
 from manylab.paths import require_tool
-from manylab.spec import parse_cpus, parse_size
+from manylab.units import parse_cpus, parse_size
 
 QEMU_BINARY = {"x86_64": "qemu-system-x86_64", "arm64": "qemu-system-aarch64"}
 QEMU_PACKAGE = {"x86_64": "qemu-system-x86", "arm64": "qemu-system-arm"}
 SERIAL_CONSOLE = {"x86_64": "ttyS0", "arm64": "ttyAMA0"}
 DEFAULT_CPU = {"x86_64": "qemu64", "arm64": "max,pauth-impdef=on"}
-RAM_BASE_ARM64 = 0x4000_0000
-GIB = 1 << 30
 MIN_VERSION = (10, 0)
 # x86 firmware: qboot starts a PVH vmlinux directly (2.4x faster than SeaBIOS at 4 vCPUs).
 X86_FIRMWARE = "qboot.rom"
@@ -52,47 +51,6 @@ LAB_CMDLINE = (
 # jiffy at the lab's HZ=100. arm64 takes both from the architected timer and never calibrates.
 ARCH_CMDLINE = {"x86_64": "tsc=reliable no_timer_check lpj=1000000 lapic_timer_period=10000000",
                 "arm64": ""}
-
-
-@dataclass(frozen=True)
-class MemRange:
-    device: str
-    start: int
-    size: int
-
-
-def numa_nodes(machine: dict[str, Any]) -> list[dict[str, Any]]:
-    """The point's NUMA nodes; one DRAM node holding every CPU when the spec gives none."""
-    nodes = machine["numa"]
-    if nodes:
-        return [dict(n) for n in nodes]
-    return [{"size": machine["memory"], "cpus": f"0-{machine['vcpus'] - 1}", "device": "dram"}]
-
-
-def memory_map(arch: str, nodes: list[dict[str, Any]]) -> list[MemRange]:
-    """Guest-physical ranges of each node, in QEMU's order (nodes fill RAM one after another).
-
-    q35 keeps RAM below 4 GiB up to 2 GiB when the machine has 2.75 GiB or more (else up to
-    2.75 GiB) and puts the rest at 4 GiB; arm64 virt has one contiguous bank at 1 GiB.
-    """
-    total = sum(parse_size(n["size"]) for n in nodes)
-    if arch == "arm64":
-        segments = [(RAM_BASE_ARM64, total)]
-    else:
-        low = min(total, 2 * GIB if total >= 0xB000_0000 else 0xB000_0000)
-        segments = [(0, low)] + ([(4 * GIB, total - low)] if total > low else [])
-    ranges: list[MemRange] = []
-    offset = 0
-    for node in nodes:
-        want_start, want_end = offset, offset + parse_size(node["size"])
-        ram_offset = 0
-        for base, size in segments:
-            lo, hi = max(want_start, ram_offset), min(want_end, ram_offset + size)
-            if lo < hi:
-                ranges.append(MemRange(node.get("device", "dram"), base + lo - ram_offset, hi - lo))
-            ram_offset += size
-        offset = want_end
-    return ranges
 
 
 def binary(arch: str) -> str:

@@ -7,7 +7,6 @@ spec multiply into its matrix. Every error names the file, the key and what is a
 from __future__ import annotations
 
 import itertools
-import re
 import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -15,25 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from manylab.errors import LabError
+from manylab.units import parse_cpus, parse_size
 from manylab.workloads import check_args
 
 MAX_VCPUS = {"x86_64": 256, "arm64": 512}
 # Guest instructions per vCPU turn by default (measured choice: README, "Interleaving").
 DEFAULT_QUANTUM = 1000
-SIZE = re.compile(r"^(\d+)([KMGT]?)i?B?$", re.IGNORECASE)
-SIZE_UNITS = {"": 1 << 20, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def parse_size(text: str | int) -> int:
-    """Bytes in '512M', '2G', '4096K' or a plain number of MiB."""
-    if isinstance(text, int):
-        return text << 20
-    match = SIZE.match(text.strip())
-    if not match:
-        raise ValueError(f"'{text}' is not a size like 512M or 2G")
-    return int(match.group(1)) * SIZE_UNITS[match.group(2).upper()]
-
-
 @dataclass(frozen=True)
 class Field:
     kind: type | tuple[type, ...]
@@ -347,17 +333,6 @@ def _check_numa(path: Path, nodes: list[Any]) -> None:
                 parse_cpus(str(node["cpus"]))
             except ValueError as error:
                 raise SpecError(f"{where}: cpus {error}") from None
-
-
-def parse_cpus(text: str) -> list[int]:
-    """'0-3,6' -> [0, 1, 2, 3, 6]."""
-    cpus: list[int] = []
-    for part in text.split(","):
-        first, dash, last = part.strip().partition("-")
-        if not first.isdigit() or (dash and not last.isdigit()):
-            raise ValueError(f"'{text}' is not a list like '0-3,6'")
-        cpus.extend(range(int(first), int(last if dash else first) + 1))
-    return cpus
 
 
 def _assign(point: dict[str, Any], dotted: str, value: Any) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from manylab import atomic, image, kernel, plugin, pointdir, qemu
 from manylab.backends import Params
 from manylab.hashing import sha256_file
-from manylab.spec import parse_size
+from manylab.units import parse_size
 from manylab.workloads import run_script
 
 

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from manylab.gem5.machine import Machine, Pos, positions
-from manylab.qemu import LAB_CMDLINE, numa_nodes
-from manylab.spec import parse_size
+from manylab.memory_layout import numa_nodes
+from manylab.qemu import LAB_CMDLINE
+from manylab.units import parse_size
 
 SYSTEM_FORMAT = 1
 HZ = 100

@@ -2,8 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from manylab import plan, plugin, qemu
+from manylab import memory_layout, plan, plugin, qemu
 from manylab import spec as specs
+from manylab.memory_layout import MemRange
 from manylab.workloads import command_line, run_script
 
 GIB = 1 << 30
@@ -11,22 +12,22 @@ GIB = 1 << 30
 
 def test_small_x86_machine_keeps_ram_below_4g():
     nodes = [{"size": "1G", "device": "dram"}, {"size": "1G", "device": "pcm"}]
-    assert qemu.memory_map("x86_64", nodes) == [
-        qemu.MemRange("dram", 0, GIB), qemu.MemRange("pcm", GIB, GIB)]
+    assert memory_layout.memory_map("x86_64", nodes) == [
+        MemRange("dram", 0, GIB), MemRange("pcm", GIB, GIB)]
 
 
 def test_large_x86_machine_splits_around_the_pci_hole():
     nodes = [{"size": "1G", "device": "dram"}, {"size": "3G", "device": "pcm"}]
-    assert qemu.memory_map("x86_64", nodes) == [
-        qemu.MemRange("dram", 0, GIB),
-        qemu.MemRange("pcm", GIB, GIB),
-        qemu.MemRange("pcm", 4 * GIB, 2 * GIB)]
+    assert memory_layout.memory_map("x86_64", nodes) == [
+        MemRange("dram", 0, GIB),
+        MemRange("pcm", GIB, GIB),
+        MemRange("pcm", 4 * GIB, 2 * GIB)]
 
 
 def test_arm64_ram_starts_at_1g():
     nodes = [{"size": "256M"}, {"size": "768M", "device": "pcm"}]
-    assert qemu.memory_map("arm64", nodes) == [
-        qemu.MemRange("dram", GIB, 256 << 20), qemu.MemRange("pcm", GIB + (256 << 20), 768 << 20)]
+    assert memory_layout.memory_map("arm64", nodes) == [
+        MemRange("dram", GIB, 256 << 20), MemRange("pcm", GIB + (256 << 20), 768 << 20)]
 
 
 def point(write_spec, extra: str = "") -> dict:
@@ -122,8 +123,8 @@ def test_workload_command_and_run_script(write_spec):
 def test_plugin_view_is_the_guest_physical_map(write_spec):
     three = point(write_spec, "[machine]\nmemory = '1G'\nnuma = [{size='256M', cpus='0'}, "
                   "{size='256M', device='pcm'}, {size='512M', device='mcdram'}]\n")
-    assert plugin.plugin_view(three) == [
-        qemu.MemRange("dram", 0, 256 << 20), qemu.MemRange("pcm", 256 << 20, 256 << 20),
-        qemu.MemRange("mcdram", 512 << 20, 512 << 20)]
+    assert memory_layout.plugin_view(three) == [
+        MemRange("dram", 0, 256 << 20), MemRange("pcm", 256 << 20, 256 << 20),
+        MemRange("mcdram", 512 << 20, 512 << 20)]
     plain = point(write_spec, "[machine]\narch = 'arm64'\nmemory = '2G'\n")
-    assert plugin.plugin_view(plain) == [qemu.MemRange("dram", GIB, 2 * GIB)]
+    assert memory_layout.plugin_view(plain) == [MemRange("dram", GIB, 2 * GIB)]

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from manylab import plan
+from manylab import plan, units
 from manylab import spec as specs
 from manylab.errors import LabError
 
@@ -120,13 +120,13 @@ def test_point_ids_are_stable_and_change_with_any_parameter(write_spec):
     ("512M", 512 << 20), ("2G", 2 << 30), ("4096K", 4 << 20), (64, 64 << 20), ("1GiB", 1 << 30),
 ])
 def test_sizes(text, expected):
-    assert specs.parse_size(text) == expected
+    assert units.parse_size(text) == expected
 
 
 def test_cpu_lists():
-    assert specs.parse_cpus("0-3,6") == [0, 1, 2, 3, 6]
+    assert units.parse_cpus("0-3,6") == [0, 1, 2, 3, 6]
     with pytest.raises(ValueError):
-        specs.parse_cpus("a-b")
+        units.parse_cpus("a-b")
 
 
 def test_checked_in_specs_are_valid():
