@@ -66,7 +66,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             runner.build_for(chosen)
         scheduler = _scheduler(args.scheduler, args.jobs)
         work = StudyJobs(spec.name, Path(args.spec).resolve(), study_dir,
-                         [PointJob(p.id, resources(spec, p.params), p) for p in chosen],
+                         [PointJob(p.id, resources(spec, p.config), p) for p in chosen],
                          {"profile": args.profile or "", "force": "yes" if args.force else "",
                           "retry_failed": "yes" if args.retry_failed else "",
                           **batch_options},

@@ -16,12 +16,12 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from manylab import atomic
 from manylab.atomic import file_lock
 from manylab.errors import LabError
 from manylab.hashing import sha256_bytes, sha256_file, sha256_json
+from manylab.params import PointParams
 from manylab.paths import KERNEL_PATCHES, cache_root, require_tool
 
 BUILDER_VERSION = 1
@@ -54,10 +54,9 @@ class KernelRequest:
     fragments: tuple[str, ...] = ()
 
 
-def request_for(params: dict[str, Any]) -> KernelRequest:
+def request_for(point: PointParams) -> KernelRequest:
     """The kernel a planned point boots."""
-    return KernelRequest(params["kernel"]["variant"], params["machine"]["arch"],
-                         tuple(params["kernel"]["fragments"]))
+    return KernelRequest(point.kernel.variant, point.machine.arch, point.kernel.fragments)
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,10 @@ plugin.py the plugin's `mem=` ranges, gem5/system.py the gem5 memory regions."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from manylab.params import MachineParams, NumaNode, PointParams
 from manylab.units import parse_size
 
 RAM_BASE_ARM64 = 0x4000_0000
@@ -20,21 +21,20 @@ class MemRange:
     size: int
 
 
-def numa_nodes(machine: dict[str, Any]) -> list[dict[str, Any]]:
+def numa_nodes(machine: MachineParams) -> list[NumaNode]:
     """The point's NUMA nodes; one DRAM node holding every CPU when the spec gives none."""
-    nodes = machine["numa"]
-    if nodes:
-        return [dict(n) for n in nodes]
-    return [{"size": machine["memory"], "cpus": f"0-{machine['vcpus'] - 1}", "device": "dram"}]
+    if machine.numa:
+        return list(machine.numa)
+    return [NumaNode(machine.memory, f"0-{machine.vcpus - 1}", "dram")]
 
 
-def memory_map(arch: str, nodes: list[dict[str, Any]]) -> list[MemRange]:
+def memory_map(arch: str, nodes: Sequence[NumaNode]) -> list[MemRange]:
     """Guest-physical ranges of each node, in QEMU's order (nodes fill RAM one after another).
 
     q35 keeps RAM below 4 GiB up to 2 GiB when the machine has 2.75 GiB or more (else up to
     2.75 GiB) and puts the rest at 4 GiB; arm64 virt has one contiguous bank at 1 GiB.
     """
-    total = sum(parse_size(n["size"]) for n in nodes)
+    total = sum(parse_size(n.size) for n in nodes)
     if arch == "arm64":
         segments = [(RAM_BASE_ARM64, total)]
     else:
@@ -43,20 +43,19 @@ def memory_map(arch: str, nodes: list[dict[str, Any]]) -> list[MemRange]:
     ranges: list[MemRange] = []
     offset = 0
     for node in nodes:
-        want_start, want_end = offset, offset + parse_size(node["size"])
+        want_start, want_end = offset, offset + parse_size(node.size)
         ram_offset = 0
         for base, size in segments:
             lo, hi = max(want_start, ram_offset), min(want_end, ram_offset + size)
             if lo < hi:
-                ranges.append(MemRange(node.get("device", "dram"), base + lo - ram_offset, hi - lo))
+                ranges.append(MemRange(node.device, base + lo - ram_offset, hi - lo))
             ram_offset += size
         offset = want_end
     return ranges
 
 
-def plugin_view(point: dict[str, Any]) -> list[MemRange]:
+def plugin_view(point: PointParams) -> list[MemRange]:
     """Each node's RAM as the plugin sees it: QEMU 10's `qemu_plugin_hwaddr_phys_addr` is the
     guest-physical address (QEMU 7.2 added RAM-block offsets and showed node k at twice its
     base), so the plugin's ranges are the guest's memory map."""
-    machine = point["machine"]
-    return memory_map(machine["arch"], numa_nodes(machine))
+    return memory_map(point.machine.arch, numa_nodes(point.machine))

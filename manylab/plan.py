@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
 from manylab import spec as specs
 from manylab.hashing import sha256_json
+from manylab.params import PointParams
 
 
 @dataclass(frozen=True)
 class Point:
     id: str
-    params: dict[str, Any]
+    params: dict[str, Any]  # as validated: what inputs.json records and the table flattens
+
+    @functools.cached_property
+    def config(self) -> PointParams:
+        """The parameters typed, for the code that builds and runs the point."""
+        return PointParams.from_dict(self.params)
 
 
 def identity(params: dict[str, Any]) -> dict[str, Any]:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from manylab.errors import LabError
 from manylab.hashing import sha256_file
 from manylab.memory_layout import plugin_view
+from manylab.params import PointParams
 from manylab.paths import PLUGIN_DIR
 
 
@@ -21,32 +21,31 @@ def library() -> Path:
     return path
 
 
-def wanted(point: dict[str, Any]) -> bool:
+def wanted(point: PointParams) -> bool:
     """The plugin loads for the model, or only for the vCPU switch every quantum instructions."""
-    return bool(point["plugin"]["enabled"] or point["machine"]["quantum"])
+    return bool(point.plugin.enabled or point.machine.quantum)
 
 
 def _flag(value: bool) -> str:
     return "on" if value else "off"
 
 
-def arguments(point: dict[str, Any], stats_out: Path, system_map: Path) -> list[str]:
+def arguments(point: PointParams, stats_out: Path, system_map: Path) -> list[str]:
     """The plugin's key=value arguments for one point (QEMU's -plugin option, after the path)."""
-    settings = point["plugin"]
-    machine = point["machine"]
-    mode = settings["mode"] if settings["enabled"] else "none"
-    args = [f"out={stats_out}", f"preset={settings['preset']}", f"mode={mode}",
-            f"roi={_flag(settings['roi'])}", f"checker={_flag(settings['checker'])}",
-            f"sysmap={system_map}", f"quantum={machine['quantum']}",
-            f"quantum_shared={machine['quantum_shared']}"]
-    if settings.get("nvmain_trace", False):
+    settings = point.plugin
+    mode = settings.mode if settings.enabled else "none"
+    args = [f"out={stats_out}", f"preset={settings.preset}", f"mode={mode}",
+            f"roi={_flag(settings.roi)}", f"checker={_flag(settings.checker)}",
+            f"sysmap={system_map}", f"quantum={point.machine.quantum}",
+            f"quantum_shared={point.machine.quantum_shared}"]
+    if settings.nvmain_trace:
         if mode != "full":
             raise LabError("plugin.nvmain_trace = true needs plugin.enabled = true and "
                            "plugin.mode = 'full' (the trace comes from the cache model)")
         args.append(f"nvmain_trace={stats_out.parent / 'nvmain.trace'}")
     for mem in plugin_view(point):
         args.append(f"mem={mem.device}:{mem.start:#x}:{mem.size:#x}")
-    for key, value in sorted(settings["set"].items()):
+    for key, value in sorted(settings.set.items()):
         text = _flag(value) if isinstance(value, bool) else str(value)
         args.append(f"set.{key}={text}")
     return args

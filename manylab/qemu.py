@@ -16,11 +16,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from manylab.console import ConsoleState
 from manylab.errors import LabError
 from manylab.memory_layout import numa_nodes
+from manylab.params import MachineParams, PointParams
 from manylab.paths import require_tool
 from manylab.units import parse_cpus, parse_size
 
@@ -77,19 +77,19 @@ def parse_version(line: str) -> tuple[int, int] | None:
     return (int(found.group(1)), int(found.group(2))) if found else None
 
 
-def cpu_model(machine: dict[str, Any]) -> str:
-    arch = machine["arch"]
-    model = machine["cpu"] or DEFAULT_CPU[arch]
-    if arch == "x86_64" and machine["vcpus"] > X86_XAPIC_MAX_VCPUS and "x2apic" not in model:
+def cpu_model(machine: MachineParams) -> str:
+    arch = machine.arch
+    model = machine.cpu or DEFAULT_CPU[arch]
+    if arch == "x86_64" and machine.vcpus > X86_XAPIC_MAX_VCPUS and "x2apic" not in model:
         model += ",+x2apic"
     return model
 
 
-def command(point: dict[str, Any], boot_image: Path, initrd: Path, disk: Path | None,
+def command(point: PointParams, boot_image: Path, initrd: Path, disk: Path | None,
             plugin_argument: str | None) -> list[str]:
-    machine = point["machine"]
-    arch = machine["arch"]
-    vcpus = machine["vcpus"]
+    machine = point.machine
+    arch = machine.arch
+    vcpus = machine.vcpus
     argv = [binary(arch)]
     if arch == "x86_64":
         argv += ["-M", "q35"]
@@ -97,20 +97,19 @@ def command(point: dict[str, Any], boot_image: Path, initrd: Path, disk: Path | 
             argv += ["-bios", X86_FIRMWARE]
     else:
         argv += ["-M", "virt,gic-version=3"]
-    argv += ["-accel", f"tcg,thread={machine['tcg']}", "-cpu", cpu_model(machine),
-             "-smp", str(vcpus), "-m", f"{parse_size(machine['memory']) >> 20}M"]
+    argv += ["-accel", f"tcg,thread={machine.tcg}", "-cpu", cpu_model(machine),
+             "-smp", str(vcpus), "-m", f"{parse_size(machine.memory) >> 20}M"]
     if arch == "x86_64" and vcpus > X86_XAPIC_MAX_VCPUS:
         argv += ["-device", "intel-iommu,intremap=on,eim=on"]
-    nodes = numa_nodes(point["machine"])
-    if point["machine"]["numa"]:
-        for index, node in enumerate(nodes):
-            argv += ["-object", f"memory-backend-ram,id=mem{index},size={parse_size(node['size'])}"]
+    if machine.numa:
+        for index, node in enumerate(numa_nodes(machine)):
+            argv += ["-object", f"memory-backend-ram,id=mem{index},size={parse_size(node.size)}"]
             spec = f"node,nodeid={index},memdev=mem{index}"
-            if "cpus" in node:
-                for first, last in _cpu_runs(parse_cpus(str(node["cpus"]))):
+            if node.cpus is not None:
+                for first, last in _cpu_runs(parse_cpus(node.cpus)):
                     spec += f",cpus={first}-{last}"
             argv += ["-numa", spec]
-    if machine["reproducible"]:
+    if machine.reproducible:
         argv += ["-icount", "shift=0,sleep=off", "-rtc", "base=2023-01-01T00:00:00,clock=vm"]
     argv += ["-kernel", str(boot_image), "-initrd", str(initrd), "-append", kernel_cmdline(point),
              "-nodefaults", "-display", "none", "-serial", "stdio", "-monitor", "none",
@@ -133,21 +132,20 @@ def _cpu_runs(cpus: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
-def kernel_cmdline(point: dict[str, Any]) -> str:
-    arch = point["machine"]["arch"]
+def kernel_cmdline(point: PointParams) -> str:
+    arch = point.machine.arch
     parts = [f"console={SERIAL_CONSOLE[arch]}", LAB_CMDLINE, ARCH_CMDLINE[arch],
-             point["kernel"]["cmdline"]]
+             point.kernel.cmdline]
     return " ".join(p for p in parts if p)
 
 
-def default_timeout(point: dict[str, Any]) -> float:
+def default_timeout(point: PointParams) -> float:
     """Boot time grows with vCPUs under TCG (measured: 255 x86 ~370 s, 256 arm64 ~820 s)."""
-    machine = point["machine"]
-    per_vcpu = 2.0 if machine["arch"] == "x86_64" else 4.0
+    per_vcpu = 2.0 if point.machine.arch == "x86_64" else 4.0
     factor = 1.0
-    if point["plugin"]["enabled"]:
-        factor = 4.0 if point["plugin"]["mode"] == "full" else 2.0
-    return float((120 + per_vcpu * machine["vcpus"]) * factor + 600)
+    if point.plugin.enabled:
+        factor = 4.0 if point.plugin.mode == "full" else 2.0
+    return float((120 + per_vcpu * point.machine.vcpus) * factor + 600)
 
 
 @dataclass

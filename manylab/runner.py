@@ -21,15 +21,13 @@ from manylab import atomic, backends, image, kernel, plugin, pointdir
 from manylab import spec as specs
 from manylab.errors import LabError
 from manylab.hashing import sha256_file
+from manylab.params import PointParams
 from manylab.paths import REPO_ROOT, RUNS_DIR
 from manylab.plan import Point
 
 
 def results_dir(spec: specs.Spec, root: Path | None = None) -> Path:
     return (root or RUNS_DIR) / spec.name
-
-
-kernel_request = kernel.request_for
 
 
 def _git_state() -> dict[str, str]:
@@ -60,21 +58,20 @@ def _plugin_sha_now() -> str | None:
         return None  # not built yet: build_for builds it, the points run anyway
 
 
-def stale_input(point_dir: Path, params: dict[str, Any]) -> str | None:
+def stale_input(point_dir: Path, point: PointParams) -> str | None:
     """What differs between the inputs a stored point was made from and those the lab would use
     now (the emulator's version, the kernel, the root image with its workloads, the plugin),
     or None when the point is current."""
     inputs = pointdir.read_json(point_dir / pointdir.INPUTS)
     if not isinstance(inputs, dict):
         return "inputs.json"
-    arch = params["machine"]["arch"]
-    if (tool := backends.of(params).stale_tool(params, inputs)) is not None:
+    if (tool := backends.of(point).stale_tool(point, inputs)) is not None:
         return tool
-    if inputs.get("kernel", {}).get("key") != _kernel_key_now(kernel_request(params)):
+    if inputs.get("kernel", {}).get("key") != _kernel_key_now(kernel.request_for(point)):
         return "kernel"
-    if inputs.get("image", {}).get("key") != _image_key_now(arch):
+    if inputs.get("image", {}).get("key") != _image_key_now(point.machine.arch):
         return "root image"
-    if params["machine"].get("backend") != "gem5" and plugin.wanted(params):
+    if point.machine.backend == "qemu" and plugin.wanted(point):
         now = _plugin_sha_now()
         if now is not None and inputs.get("plugin", {}).get("sha256") != now:
             return "plugin"
@@ -98,15 +95,15 @@ def run_point(spec: specs.Spec, point: Point, root: Path | None = None) -> dict[
     return result
 
 
-def default_timeout(params: dict[str, Any]) -> float:
-    return backends.of(params).default_timeout(params)
+def default_timeout(point: PointParams) -> float:
+    return backends.of(point).default_timeout(point)
 
 
 def _run_into(spec: specs.Spec, point: Point, staging: Path) -> dict[str, Any]:
-    params = point.params
-    timeout = float(spec.timeout_s) or default_timeout(params)
-    return backends.of(params).run_into(point.id, spec.name, params, staging,
-                                        _common_inputs(spec, point), timeout)
+    typed = point.config
+    timeout = float(spec.timeout_s) or default_timeout(typed)
+    return backends.of(typed).run_into(point.id, spec.name, typed, staging,
+                                       _common_inputs(spec, point), timeout)
 
 
 def _common_inputs(spec: specs.Spec, point: Point) -> dict[str, Any]:
@@ -133,7 +130,7 @@ def select(points: list[Point], study_dir: Path, force: bool,
         result = pointdir.read_result(study_dir / point.id)
         if force or result is None or (retry_failed and result["status"] != "ok"):
             chosen.append(point)
-        elif (reason := stale_input(study_dir / point.id, point.params)) is not None:
+        elif (reason := stale_input(study_dir / point.id, point.config)) is not None:
             stale[reason] += 1
             chosen.append(point)
     if stale:
@@ -147,14 +144,14 @@ def build_for(points: list[Point]) -> None:
     """Build every artifact the points need, once each, before any point runs."""
     seen: set[tuple[Any, ...]] = set()
     for point in points:
-        request = kernel_request(point.params)
+        request = kernel.request_for(point.config)
         for key, action in (((request,), lambda r=request: kernel.build(r)),
                             ((request.arch,), lambda a=request.arch: image.build(a))):
             if key not in seen:
                 seen.add(key)
                 action()
-        backend = backends.of(point.params)
-        tools = (backend.name, plugin.wanted(point.params))
+        backend = backends.of(point.config)
+        tools = (backend.name, plugin.wanted(point.config))
         if tools not in seen:
             seen.add(tools)
-            backend.check_tools(point.params)
+            backend.check_tools(point.config)

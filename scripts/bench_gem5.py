@@ -61,13 +61,12 @@ def point_for(folder: Path, backend_name: str, cores: int, cpu: str) -> tuple[sp
 
 def gem5_run(folder: Path, cores: int, cpu: str, ticks: int) -> dict[str, float]:
     _, point = point_for(folder, "gem5", cores, cpu)
-    params = point.params
-    kern = kernel.build(runner.kernel_request(params))
+    kern = kernel.build(kernel.request_for(point.config))
     img = image.build("x86_64")
     work = folder / f"gem5-{cores}"
     work.mkdir()
-    backend.prepare(params, kern, img, work)
-    argv = command.argv(command.binary(params), work / "out", work / "gem5-system.json")
+    backend.prepare(point.config, kern, img, work)
+    argv = command.argv(command.binary(point.config), work / "out", work / "gem5-system.json")
     started = time.monotonic()
     first_tick = None
     with subprocess.Popen(argv + ["--max-ticks", str(ticks)], stdout=subprocess.PIPE,

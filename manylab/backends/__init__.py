@@ -10,37 +10,36 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from manylab.errors import LabError
-
-Params = dict[str, Any]
+from manylab.params import PointParams
 
 
 class Backend(Protocol):
     name: str
 
-    def default_timeout(self, params: Params) -> float:
+    def default_timeout(self, point: PointParams) -> float:
         """The time limit of a point when the spec sets none, in seconds."""
 
-    def model_mb(self, params: Params) -> int:
+    def model_mb(self, point: PointParams) -> int:
         """Host memory the backend's model needs beyond the guest's RAM (batch requests)."""
 
-    def check_tools(self, params: Params) -> None:
+    def check_tools(self, point: PointParams) -> None:
         """Raise a LabError naming the fix when the backend's tools are missing or unusable."""
 
-    def stale_tool(self, params: Params, inputs: dict[str, Any]) -> str | None:
+    def stale_tool(self, point: PointParams, inputs: dict[str, Any]) -> str | None:
         """What of the backend's own tools differs from those a stored point's inputs.json
         records (for example "QEMU version"), or None."""
 
-    def run_into(self, point_id: str, study: str, params: Params, staging: Path,
+    def run_into(self, point_id: str, study: str, point: PointParams, staging: Path,
                  inputs_base: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         """Run the point into staging; return result.json's content."""
 
 
-def of(params: Params) -> Backend:
+def of(point: PointParams) -> Backend:
     from manylab.backends.qemu import QEMU
     from manylab.gem5.backend import GEM5
 
     backends: dict[str, Backend] = {QEMU.name: QEMU, GEM5.name: GEM5}
-    name = params["machine"].get("backend", "qemu")
+    name = point.machine.backend
     if name not in backends:
         raise LabError(f"unknown backend '{name}': choose one of {', '.join(backends)}")
     return backends[name]

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from manylab import atomic, image, kernel, plugin, pointdir, qemu
-from manylab.backends import Params
 from manylab.hashing import sha256_file
+from manylab.params import PointParams
 from manylab.units import parse_size
 from manylab.workloads import run_script
 
@@ -24,55 +24,54 @@ class Artifacts:
     plugin: Path | None
 
 
-def build_artifacts(params: Params) -> Artifacts:
-    library = plugin.library() if plugin.wanted(params) else None
-    return Artifacts(kernel.build(kernel.request_for(params)),
-                     image.build(params["machine"]["arch"]), library)
+def build_artifacts(point: PointParams) -> Artifacts:
+    library = plugin.library() if plugin.wanted(point) else None
+    return Artifacts(kernel.build(kernel.request_for(point)), image.build(point.machine.arch),
+                     library)
 
 
 class QemuBackend:
     name = "qemu"
 
-    def default_timeout(self, params: Params) -> float:
-        return qemu.default_timeout(params)
+    def default_timeout(self, point: PointParams) -> float:
+        return qemu.default_timeout(point)
 
-    def model_mb(self, params: Params) -> int:
-        return 4096 if params["plugin"]["enabled"] else 0
+    def model_mb(self, point: PointParams) -> int:
+        return 4096 if point.plugin.enabled else 0
 
-    def check_tools(self, params: Params) -> None:
-        qemu.version(qemu.binary(params["machine"]["arch"]))
-        if plugin.wanted(params):
+    def check_tools(self, point: PointParams) -> None:
+        qemu.version(qemu.binary(point.machine.arch))
+        if plugin.wanted(point):
             plugin.library()
 
-    def stale_tool(self, params: Params, inputs: dict[str, Any]) -> str | None:
-        if inputs.get("qemu", {}).get("version") != qemu.version(
-                qemu.binary(params["machine"]["arch"])):
+    def stale_tool(self, point: PointParams, inputs: dict[str, Any]) -> str | None:
+        if inputs.get("qemu", {}).get("version") != qemu.version(qemu.binary(point.machine.arch)):
             return "QEMU version"
         return None
 
-    def run_into(self, point_id: str, study: str, params: Params, staging: Path,
+    def run_into(self, point_id: str, study: str, point: PointParams, staging: Path,
                  inputs_base: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-        artifacts = build_artifacts(params)
+        artifacts = build_artifacts(point)
         with tempfile.TemporaryDirectory(prefix="manylab-run-") as scratch_name:
             scratch = Path(scratch_name)
-            script = run_script(params)
+            script = run_script(point)
             initrd = scratch / "initramfs.cpio"
             with initrd.open("wb") as out, artifacts.image.initramfs.open("rb") as base:
                 shutil.copyfileobj(base, out)
                 out.write(image.run_config_cpio(script))
             disk = None
-            if params["workload"]["fs"] == "ext2":
+            if point.workload.fs == "ext2":
                 disk = scratch / "disk.img"
                 with disk.open("wb") as handle:
-                    handle.truncate(parse_size(params["workload"]["disk"]))
+                    handle.truncate(parse_size(point.workload.disk))
             plugin_args: list[str] = []
             plugin_value = None
             if artifacts.plugin is not None:
-                plugin_args = plugin.arguments(params, staging / pointdir.STATS,
+                plugin_args = plugin.arguments(point, staging / pointdir.STATS,
                                                artifacts.kernel.system_map)
                 plugin_value = plugin.qemu_argument(artifacts.plugin, plugin_args)
-            argv = qemu.command(params, artifacts.kernel.boot_image, initrd, disk, plugin_value)
-            record = inputs_record(inputs_base, params, artifacts, argv, plugin_args, script,
+            argv = qemu.command(point, artifacts.kernel.boot_image, initrd, disk, plugin_value)
+            record = inputs_record(inputs_base, point, artifacts, argv, plugin_args, script,
                                    timeout_s)
             atomic.write_json(staging / pointdir.INPUTS, record)
             outcome = qemu.run(argv, staging / pointdir.CONSOLE,
@@ -98,7 +97,7 @@ class QemuBackend:
         }
 
 
-def inputs_record(inputs_base: dict[str, Any], params: Params, artifacts: Artifacts,
+def inputs_record(inputs_base: dict[str, Any], point: PointParams, artifacts: Artifacts,
                   argv: list[str], plugin_args: list[str], script: str,
                   timeout_s: float) -> dict[str, Any]:
     kernel_manifest = json.loads((artifacts.kernel.directory / "manifest.json").read_text())
@@ -110,7 +109,7 @@ def inputs_record(inputs_base: dict[str, Any], params: Params, artifacts: Artifa
                   "initramfs_sha256": sha256_file(artifacts.image.initramfs)},
         "run_script": script,
         "qemu": {"argv": argv, "version": qemu.version(argv[0]),
-                 "cmdline": qemu.kernel_cmdline(params)},
+                 "cmdline": qemu.kernel_cmdline(point)},
         "timeout_s": timeout_s,
     }
     if artifacts.plugin is not None:

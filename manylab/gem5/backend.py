@@ -12,18 +12,18 @@ from manylab import atomic, image, kernel, pointdir, qemu
 from manylab.errors import LabError
 from manylab.gem5 import command, machine, stats, system
 from manylab.hashing import sha256_file
+from manylab.params import PointParams
 from manylab.workloads import run_script
 
 # Boot and region under gem5 take minutes to hours: the lab's default limit per point.
 DEFAULT_TIMEOUT_S = 4 * 3600.0
 
 
-def describe_machine(point: dict[str, Any]) -> machine.Machine:
-    plugin = point["plugin"]
-    return machine.describe(plugin["preset"], point["machine"]["vcpus"], plugin["set"])
+def describe_machine(point: PointParams) -> machine.Machine:
+    return machine.describe(point.plugin.preset, point.machine.vcpus, dict(point.plugin.set))
 
 
-def prepare(point: dict[str, Any], kernel_artifacts: kernel.KernelArtifacts,
+def prepare(point: PointParams, kernel_artifacts: kernel.KernelArtifacts,
             image_artifacts: image.ImageArtifacts, folder: Path) -> dict[str, Any]:
     """Write the run script and the system description into folder; return the description."""
     script = folder / "run.sh"
@@ -37,32 +37,32 @@ def prepare(point: dict[str, Any], kernel_artifacts: kernel.KernelArtifacts,
 class Gem5Backend:
     name = "gem5"
 
-    def default_timeout(self, params: dict[str, Any]) -> float:
+    def default_timeout(self, point: PointParams) -> float:
         return DEFAULT_TIMEOUT_S
 
-    def model_mb(self, params: dict[str, Any]) -> int:
+    def model_mb(self, point: PointParams) -> int:
         return 4096
 
-    def check_tools(self, params: dict[str, Any]) -> None:
-        command.check_build(command.binary(params))
+    def check_tools(self, point: PointParams) -> None:
+        command.check_build(command.binary(point))
         machine.describer()
 
-    def stale_tool(self, params: dict[str, Any], inputs: dict[str, Any]) -> str | None:
+    def stale_tool(self, point: PointParams, inputs: dict[str, Any]) -> str | None:
         recorded = inputs.get("gem5", {}).get("version")
-        return None if recorded == command.version(command.binary(params)) else "gem5 version"
+        return None if recorded == command.version(command.binary(point)) else "gem5 version"
 
-    def run_into(self, point_id: str, study: str, params: dict[str, Any], staging: Path,
+    def run_into(self, point_id: str, study: str, point: PointParams, staging: Path,
                  inputs_base: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-        return run_into(point_id, study, params, staging, inputs_base, timeout_s)
+        return run_into(point_id, study, point, staging, inputs_base, timeout_s)
 
 
 GEM5 = Gem5Backend()
 
 
-def run_into(point_id: str, study: str, point: dict[str, Any], staging: Path,
+def run_into(point_id: str, study: str, point: PointParams, staging: Path,
              inputs_base: dict[str, Any], timeout_s: float) -> dict[str, Any]:
     gem5 = command.binary(point)
-    arch = point["machine"]["arch"]
+    arch = point.machine.arch
     kernel_artifacts = kernel.build(kernel.request_for(point))
     image_artifacts = image.build(arch)
     description = prepare(point, kernel_artifacts, image_artifacts, staging)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from manylab.errors import LabError
+from manylab.params import PointParams
 from manylab.paths import REPO_ROOT
 
 CONFIGS_DIR = REPO_ROOT / "gem5-configs"
@@ -18,9 +19,9 @@ RUN_SCRIPT = CONFIGS_DIR / "run_point.py"
 BUILD_TARGET = "X86_MESI_Two_Level"
 
 
-def binary(point: dict[str, Any]) -> Path:
+def binary(point: PointParams) -> Path:
     """The gem5 binary: [gem5] binary, else $MANYLAB_GEM5; a clear error when neither exists."""
-    given = point["gem5"]["binary"] or os.environ.get("MANYLAB_GEM5", "")
+    given = point.gem5.binary or os.environ.get("MANYLAB_GEM5", "")
     if not given:
         raise LabError(f"gem5 not found: set MANYLAB_GEM5=/path/to/build/{BUILD_TARGET}/gem5.opt "
                        "or [gem5] binary in the spec (build gem5 v24 for "

@@ -21,6 +21,7 @@ from typing import Any
 
 from manylab.gem5.machine import Machine, Pos, positions
 from manylab.memory_layout import numa_nodes
+from manylab.params import PointParams
 from manylab.qemu import LAB_CMDLINE
 from manylab.units import parse_size
 
@@ -120,12 +121,12 @@ def l2_banks(machine: Machine) -> list[int]:
     return [router_id(pos, machine.cols) for pos in machine.tiles[:count]]
 
 
-def memory(point: dict[str, Any], machine: Machine, net: dict[str, Any]) -> dict[str, Any]:
+def memory(point: PointParams, machine: Machine, net: dict[str, Any]) -> dict[str, Any]:
     regions = []
     start = 0
-    for node in numa_nodes(point["machine"]):
-        device = node.get("device", "dram")
-        size = parse_size(node["size"])
+    for node in numa_nodes(point.machine):
+        device = node.device
+        size = parse_size(node.size)
         mcs = positions(machine.params[DEVICE_CONTROLLERS[device]]) or \
             positions(machine.params["mc.ddr"])
         regions.append({
@@ -139,10 +140,10 @@ def memory(point: dict[str, Any], machine: Machine, net: dict[str, Any]) -> dict
         })
         start += size
     return {"size": start, "regions": regions,
-            "interleave_bytes": int(point["gem5"]["interleave"])}
+            "interleave_bytes": point.gem5.interleave}
 
 
-def kernel_args(point: dict[str, Any], clock_hz: int) -> list[str]:
+def kernel_args(point: PointParams, clock_hz: int) -> list[str]:
     """The lab's parameters with gem5's root disk. Not the QEMU tier's `tsc=reliable
     no_timer_check lapic_timer_period=`: with them Linux 6.1 stops after `pnp: PnP ACPI:
     disabled` on gem5 v24's x86 board (measured); it calibrates the APIC timer against
@@ -150,7 +151,7 @@ def kernel_args(point: dict[str, Any], clock_hz: int) -> list[str]:
     args = ["earlyprintk=ttyS0", "console=ttyS0", *LAB_CMDLINE.split(),
             f"lpj={clock_hz // HZ}",
             "root=/dev/sda", "rw", "init=/init", "manylab.backend=gem5"]
-    return args + str(point["kernel"]["cmdline"]).split()
+    return args + point.kernel.cmdline.split()
 
 
 def parse_clock(text: str) -> int:
@@ -162,21 +163,21 @@ def parse_clock(text: str) -> int:
     raise ValueError(f"bad clock {text!r}: expected e.g. '2GHz'")
 
 
-def describe(point: dict[str, Any], machine: Machine, inputs: Gem5Inputs) -> dict[str, Any]:
+def describe(point: PointParams, machine: Machine, inputs: Gem5Inputs) -> dict[str, Any]:
     """The whole gem5 system of one point, as gem5-configs/run_point.py reads it."""
-    settings = point["gem5"]
-    clock_hz = parse_clock(settings["clock"])
+    settings = point.gem5
+    clock_hz = parse_clock(settings.clock)
     net = mesh(machine)
-    vcpus = point["machine"]["vcpus"]
+    vcpus = point.machine.vcpus
     params = machine.params
     return {
         "format": SYSTEM_FORMAT,
         "preset": params["preset"],
         "isa": "x86",
-        "clock": settings["clock"],
+        "clock": settings.clock,
         "cpus": vcpus,
-        "boot_cpu": settings["boot_cpu"],
-        "roi_cpu": settings["cpu"],
+        "boot_cpu": settings.boot_cpu,
+        "roi_cpu": settings.cpu,
         "kernel": str(inputs.kernel),
         "disk": str(inputs.disk),
         "readfile": str(inputs.readfile),

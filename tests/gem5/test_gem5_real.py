@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from manylab import image, kernel, plan, runner
+from manylab import image, kernel, plan
 from manylab import spec as specs
 from manylab.gem5 import backend, command, stats
 
@@ -36,11 +36,11 @@ preset = "knl-64"
 name = "falseshare"
 args = { threads = 4 }
 """))
-    params = plan.points(spec)[0].params
+    params = plan.points(spec)[0].config
     command.check_build(command.binary(params))
     work = tmp_path / "point"
     work.mkdir()
-    backend.prepare(params, kernel.build(runner.kernel_request(params)), image.build("x86_64"),
+    backend.prepare(params, kernel.build(kernel.request_for(params)), image.build("x86_64"),
                     work)
     argv = command.argv(command.binary(params), work / "out", work / "gem5-system.json")
     done = subprocess.run(argv + ["--max-ticks", str(TICKS)], capture_output=True, text=True,

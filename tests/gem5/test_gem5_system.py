@@ -8,7 +8,8 @@ import pytest
 from manylab import plan
 from manylab import spec as specs
 from manylab.errors import LabError
-from manylab.gem5 import command, machine, system
+from manylab.gem5 import backend, command, machine, system
+from manylab.params import PointParams
 from manylab.spec import SpecError
 
 INPUTS = system.Gem5Inputs(Path("/k/vmlinux"), Path("/i/rootfs.ext2"), Path("/p/run.sh"))
@@ -38,9 +39,8 @@ args = {{ threads = {vcpus} }}
 
 
 def describe(point: dict) -> dict:
-    plugin = point["plugin"]
-    found = machine.describe(plugin["preset"], point["machine"]["vcpus"], plugin["set"])
-    return system.describe(point, found, INPUTS)
+    typed = PointParams.from_dict(point)
+    return system.describe(typed, backend.describe_machine(typed), INPUTS)
 
 
 def test_knl_64_mesh_routers_links_and_placement(write_spec):
@@ -122,10 +122,10 @@ def test_command_line_and_missing_binary(write_spec, monkeypatch, tmp_path):
     point = gem5_point(write_spec, "tiny-4", 2)
     monkeypatch.delenv("MANYLAB_GEM5", raising=False)
     with pytest.raises(LabError, match="gem5 not found: set MANYLAB_GEM5"):
-        command.binary(point)
+        command.binary(PointParams.from_dict(point))
     monkeypatch.setenv("MANYLAB_GEM5", str(tmp_path / "nowhere"))
     with pytest.raises(LabError, match="does not exist"):
-        command.binary(point)
+        command.binary(PointParams.from_dict(point))
     argv = command.argv(Path("/opt/gem5.opt"), tmp_path / "out", tmp_path / "s.json")
     assert argv[0] == "/opt/gem5.opt" and argv[-2].endswith("gem5-configs/run_point.py")
     assert f"--outdir={tmp_path / 'out'}" in argv and "--listener-mode=off" in argv

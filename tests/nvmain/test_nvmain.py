@@ -10,6 +10,7 @@ from manylab import nvmain, plan, plugin
 from manylab import spec as specs
 from manylab.cli import main
 from manylab.errors import LabError
+from manylab.params import PointParams
 
 DATA = Path(__file__).resolve().parents[1] / "data/nvmain"
 PCM = nvmain.CONFIG_DIR / "pcm.config"
@@ -97,12 +98,14 @@ def point(write_spec, extra: str) -> dict:
 
 def test_spec_key_passes_the_trace_path_next_to_stats(write_spec):
     params = point(write_spec, "[plugin]\nenabled = true\nnvmain_trace = true\n")
-    args = plugin.arguments(params, Path("/r/p/stats.json"), Path("/k/System.map"))
+    args = plugin.arguments(PointParams.from_dict(params), Path("/r/p/stats.json"),
+                            Path("/k/System.map"))
     assert "nvmain_trace=/r/p/nvmain.trace" in args
     assert "mem=pcm:0x20000000:0x20000000" in args
     off = point(write_spec, "[plugin]\nenabled = true\n")
     assert not any(a.startswith("nvmain_trace=") for a in
-                   plugin.arguments(off, Path("/r/p/stats.json"), Path("/k/System.map")))
+                   plugin.arguments(PointParams.from_dict(off), Path("/r/p/stats.json"),
+                                    Path("/k/System.map")))
     # The default keeps existing point ids: the key is not part of the id unless set.
     assert plan.point_id(off) != plan.point_id(params)
     assert "nvmain_trace" not in plan.identity(off).get("plugin", {})
@@ -114,7 +117,8 @@ def test_spec_key_needs_the_full_model(write_spec):
     params = point(write_spec, "[plugin]\nenabled = true\nnvmain_trace = true\n")
     params["plugin"]["mode"] = "count"
     with pytest.raises(LabError, match="mode = 'full'"):
-        plugin.arguments(params, Path("/r/stats.json"), Path("/k/System.map"))
+        plugin.arguments(PointParams.from_dict(params), Path("/r/stats.json"),
+                         Path("/k/System.map"))
     with pytest.raises(specs.SpecError):
         point(write_spec, "[plugin]\nnvmain_trace = 'yes'\n")
 

@@ -5,19 +5,20 @@ import pytest
 from manylab import memory_layout, plan, plugin, qemu
 from manylab import spec as specs
 from manylab.memory_layout import MemRange
+from manylab.params import NumaNode, PointParams
 from manylab.workloads import command_line, run_script
 
 GIB = 1 << 30
 
 
 def test_small_x86_machine_keeps_ram_below_4g():
-    nodes = [{"size": "1G", "device": "dram"}, {"size": "1G", "device": "pcm"}]
+    nodes = [NumaNode("1G", None, "dram"), NumaNode("1G", None, "pcm")]
     assert memory_layout.memory_map("x86_64", nodes) == [
         MemRange("dram", 0, GIB), MemRange("pcm", GIB, GIB)]
 
 
 def test_large_x86_machine_splits_around_the_pci_hole():
-    nodes = [{"size": "1G", "device": "dram"}, {"size": "3G", "device": "pcm"}]
+    nodes = [NumaNode("1G", None, "dram"), NumaNode("3G", None, "pcm")]
     assert memory_layout.memory_map("x86_64", nodes) == [
         MemRange("dram", 0, GIB),
         MemRange("pcm", GIB, GIB),
@@ -25,15 +26,15 @@ def test_large_x86_machine_splits_around_the_pci_hole():
 
 
 def test_arm64_ram_starts_at_1g():
-    nodes = [{"size": "256M"}, {"size": "768M", "device": "pcm"}]
+    nodes = [NumaNode("256M", None, "dram"), NumaNode("768M", None, "pcm")]
     assert memory_layout.memory_map("arm64", nodes) == [
         MemRange("dram", GIB, 256 << 20), MemRange("pcm", GIB + (256 << 20), 768 << 20)]
 
 
-def point(write_spec, extra: str = "") -> dict:
+def point(write_spec, extra: str = "") -> PointParams:
     spec = specs.load(write_spec('[workload]\nname = "pwriter"\nargs = {procs = 2, '
                                  'fsync = true, read = false}\n' + extra))
-    return plan.points(spec)[0].params
+    return plan.points(spec)[0].config
 
 
 QEMU_10 = "QEMU emulator version 10.0.2 (Debian 1:10.0.2+ds-2+deb13u1~bpo12+1)"
@@ -113,7 +114,7 @@ def test_the_plugin_loads_for_the_quantum_alone_in_mode_none(write_spec):
 
 def test_workload_command_and_run_script(write_spec):
     params = point(write_spec, "[kernel]\nsysctl = {'vm.dirty_ratio' = 5}\n")
-    assert command_line("pwriter", params["workload"]["args"]) == \
+    assert command_line("pwriter", dict(params.workload.args)) == \
         'pwriter --procs 2 --fsync --dir "$MANYLAB_WORKDIR"'
     script = run_script(params)
     assert "manylab_workdir tmpfs" in script

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from manylab import atomic, qemu, results, runner
+from manylab import spec as specs
 from manylab.plan import Point
 from manylab.runner import select as _selected
 
@@ -90,8 +91,18 @@ def qemu_now(monkeypatch):
     monkeypatch.setattr(runner, "_plugin_sha_now", lambda: PLUGIN_NOW)
 
 
-X86 = {"machine": {"arch": "x86_64", "quantum": 1000}, "plugin": {"enabled": False},
-       "kernel": {"variant": "stock", "fragments": []}}
+def full_params(quantum: int = 1000) -> dict:
+    """A complete validated point (the schema's defaults), as the planner makes them."""
+    params = {section: {key: field.default for key, field in fields.items()}
+              for section, fields in specs.SCHEMA.items()
+              if section in ("kernel", "machine", "workload", "plugin", "gem5")}
+    params["workload"]["name"] = "pwriter"
+    params["machine"]["quantum"] = quantum
+    params["repeat"] = 0
+    return params
+
+
+X86 = full_params()
 
 
 def test_rerun_selection(tmp_path, qemu_now):
@@ -128,7 +139,7 @@ def test_points_of_another_kernel_image_or_plugin_run_again(tmp_path, qemu_now, 
         ["kernel", "image", "plugin"]
     assert ("3 stored points were made from other inputs (1 by another kernel, 1 by another "
             "root image, 1 by another plugin)") in capsys.readouterr().err
-    no_plugin = {**X86, "machine": {"arch": "x86_64", "quantum": 0}}
+    no_plugin = full_params(quantum=0)
     assert _selected([Point("plugin", no_plugin)], tmp_path, False, False) == []
 
 

@@ -201,3 +201,29 @@ name = "pwriter"
     mixed = [(p.params["kernel"]["cmdline"], p.params["machine"]["vcpus"])
              for p in plan.interleaved(points)]
     assert mixed == [("a=1", 1), ("a=2", 1), ("a=1", 2), ("a=2", 2)]
+
+
+def test_typed_point_sections_list_exactly_the_schemas_keys():
+    from dataclasses import fields
+
+    from manylab import params as typed
+
+    sections = {"kernel": typed.KernelParams, "machine": typed.MachineParams,
+                "workload": typed.WorkloadParams, "plugin": typed.PluginParams,
+                "gem5": typed.Gem5Params}
+    for section, kind in sections.items():
+        assert {f.name for f in fields(kind)} == set(specs.SCHEMA[section]), section
+
+
+def test_a_planned_point_reads_typed(write_spec):
+    spec = specs.load(write_spec("[machine]\nvcpus = 4\nnuma = [{size='256M', cpus='0-3'}, "
+                                 "{size='256M', device='pcm'}]\n[workload]\nname = 'pwriter'\n"
+                                 "args = { size = '4M' }\n[plugin]\nset = { 'l2.ways' = 8 }\n"))
+    config = plan.points(spec)[0].config
+    assert config.machine.vcpus == 4 and config.machine.arch == "x86_64"
+    assert [(n.size, n.cpus, n.device) for n in config.machine.numa] == [
+        ("256M", "0-3", "dram"), ("256M", None, "pcm")]
+    assert config.workload.args["size"] == "4M" and config.plugin.set == {"l2.ways": 8}
+    assert config.kernel.fragments == () and config.repeat == 0
+    with pytest.raises(TypeError):
+        config.workload.args["size"] = "8M"  # type: ignore[index]
