@@ -69,6 +69,21 @@ REGISTRY: dict[str, Workload] = {w.name: w for w in (
         "think": Arg(int, doc="local loop iterations between two lock acquisitions"),
         "no_pin": Arg(bool, doc="do not pin thread i to CPU i"),
     }, dir_option=None),
+    Workload("memlat", "pointer-chase latency ladder: one rung (ROI phase) per working-set "
+             "size, and a rung served from another CPU's cache", {
+        "sizes": Arg((str, int), doc="working-set sizes, '16K,256K,4M,256M' (K/M/G)"),
+        "steps": Arg(int, doc="timed dependent loads per size"),
+        "stride": SIZE_ARG,
+        "remote": Arg(bool, doc="add a rung whose lines CPU `owner` wrote just before"),
+        "owner": Arg(int, doc="that CPU (default: the last)"),
+    }, dir_option=None),
+    Workload("stream", "STREAM-like bandwidth: copy, scale, add, triad (ROI phases 1-4) over "
+             "threads pinned one per CPU", {
+        "threads": Arg(int, doc="threads ('{vcpus}' = one per vCPU)"),
+        "size": SIZE_ARG,
+        "reps": Arg(int, doc="repetitions of each kernel"),
+        "no_pin": Arg(bool, doc="do not pin thread i to CPU i"),
+    }, dir_option=None),
     Workload("lrustress", "LRU-lock safety stress: verified writers over more data than memory, "
              "mmap+mlock, THP splits, compaction, a memcg", {
         "writers": Arg(int), "size": SIZE_ARG, "mmappers": Arg(int), "mmap_size": SIZE_ARG,
