@@ -65,31 +65,6 @@ static void usage(FILE *out)
 		MAX_RUNGS - 1);
 }
 
-/* Rung k is phase k, setup phase 0: the marker's argument must be a literal. */
-static void mark_phase(int k)
-{
-	switch (k) {
-	case 0: manylab_roi_phase(0); break;
-	case 1: manylab_roi_phase(1); break;
-	case 2: manylab_roi_phase(2); break;
-	case 3: manylab_roi_phase(3); break;
-	case 4: manylab_roi_phase(4); break;
-	case 5: manylab_roi_phase(5); break;
-	case 6: manylab_roi_phase(6); break;
-	case 7: manylab_roi_phase(7); break;
-	case 8: manylab_roi_phase(8); break;
-	case 9: manylab_roi_phase(9); break;
-	case 10: manylab_roi_phase(10); break;
-	case 11: manylab_roi_phase(11); break;
-	case 12: manylab_roi_phase(12); break;
-	case 13: manylab_roi_phase(13); break;
-	case 14: manylab_roi_phase(14); break;
-	case 15: manylab_roi_phase(15); break;
-	case 16: manylab_roi_phase(16); break;
-	default: break;
-	}
-}
-
 static uint64_t splitmix(uint64_t *state)
 {
 	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
@@ -240,7 +215,7 @@ int main(int argc, char **argv)
 		void **start = cycles[k < o.nsizes ? k : 0];
 		double t0;
 
-		mark_phase(0);
+		manylab_roi_phase_at(0);
 		if (k < o.nsizes) {
 			verified &= chase(start, rungs[k].lines) == start;	/* warm, and check */
 		} else {
@@ -252,7 +227,7 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
-		mark_phase(k + 1);
+		manylab_roi_phase_at(k + 1);
 		t0 = manylab_now();
 		sink = chase(start, rungs[k].steps);
 		rungs[k].seconds = manylab_now() - t0;

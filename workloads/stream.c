@@ -64,17 +64,6 @@ static void usage(FILE *out)
 		MAX_THREADS);
 }
 
-static void mark_phase(int k)
-{
-	switch (k) {
-	case 1: manylab_roi_phase(1); break;
-	case 2: manylab_roi_phase(2); break;
-	case 3: manylab_roi_phase(3); break;
-	case 4: manylab_roi_phase(4); break;
-	default: break;
-	}
-}
-
 static void slice(const struct shared *s, int id, uint64_t *lo, uint64_t *hi)
 {
 	uint64_t per = s->elements / (uint64_t)s->o->threads;
@@ -128,7 +117,7 @@ static void *work(void *arg)
 		for (int r = 0; r < s->o->reps; r++) {
 			pthread_barrier_wait(&s->barrier);
 			if (w->id == 0 && r == 0) {
-				mark_phase(k + 1);
+				manylab_roi_phase_at(k + 1);
 				s->seconds[k] = -manylab_now();
 			}
 			pthread_barrier_wait(&s->barrier);

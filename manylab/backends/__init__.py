@@ -7,10 +7,13 @@ records alike (`inputs_base`: the point, its spec, the lab's commit, the host)."
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from manylab.errors import LabError
 from manylab.params import PointParams
+
+if TYPE_CHECKING:
+    from manylab.qemu import RunOutcome
 
 
 class Backend(Protocol):
@@ -43,3 +46,27 @@ def of(point: PointParams) -> Backend:
     if name not in backends:
         raise LabError(f"unknown backend '{name}': choose one of {', '.join(backends)}")
     return backends[name]
+
+
+def run_failure(outcome: RunOutcome) -> str | None:
+    """Why a finished emulator run failed (as the console and exit showed it), or None."""
+    if outcome.failure is None and not outcome.console.results:
+        return "the workload printed no MANYLAB-RESULT line"
+    return outcome.failure
+
+
+def result_record(point_id: str, study: str, program: str, outcome: RunOutcome,
+                  failure: str | None) -> dict[str, Any]:
+    """result.json's content for a run of `program` (qemu or gem5)."""
+    return {
+        "point": point_id,
+        "study": study,
+        "status": "failed" if failure else "ok",
+        "reason": failure,
+        "exit_status": outcome.console.exit_status,
+        f"{program}_returncode": outcome.returncode,
+        "timing": {"total_s": round(outcome.seconds, 3),
+                   "boot_s": None if outcome.boot_seconds is None
+                   else round(outcome.boot_seconds, 3)},
+        "kernel_reports": outcome.console.failures,
+    }

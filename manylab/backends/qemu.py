@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from manylab import atomic, image, kernel, plugin, pointdir, qemu
+from manylab.backends import result_record, run_failure
 from manylab.hashing import sha256_file
 from manylab.params import PointParams
 from manylab.units import parse_size
@@ -77,24 +78,11 @@ class QemuBackend:
             outcome = qemu.run(argv, staging / pointdir.CONSOLE,
                                staging / pointdir.QEMU_STDERR, timeout_s)
         atomic.write_json(staging / pointdir.WORKLOAD, outcome.console.results)
-        failure = outcome.failure
-        if failure is None and not outcome.console.results:
-            failure = "the workload printed no MANYLAB-RESULT line"
+        failure = run_failure(outcome)
         if (failure is None and artifacts.plugin is not None
                 and not (staging / pointdir.STATS).exists()):
             failure = "the plugin wrote no stats.json"
-        return {
-            "point": point_id,
-            "study": study,
-            "status": "failed" if failure else "ok",
-            "reason": failure,
-            "exit_status": outcome.console.exit_status,
-            "qemu_returncode": outcome.returncode,
-            "timing": {"total_s": round(outcome.seconds, 3),
-                       "boot_s": None if outcome.boot_seconds is None
-                       else round(outcome.boot_seconds, 3)},
-            "kernel_reports": outcome.console.failures,
-        }
+        return result_record(point_id, study, "qemu", outcome, failure)
 
 
 def inputs_record(inputs_base: dict[str, Any], point: PointParams, artifacts: Artifacts,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from manylab import atomic, image, kernel, pointdir, qemu
+from manylab.backends import result_record, run_failure
 from manylab.errors import LabError
 from manylab.gem5 import command, machine, stats, system
 from manylab.hashing import sha256_file
@@ -85,9 +86,7 @@ def run_into(point_id: str, study: str, point: PointParams, staging: Path,
     outcome = qemu.run(argv, staging / pointdir.CONSOLE, staging / pointdir.GEM5_STDERR,
                        timeout_s, program="gem5")
     atomic.write_json(staging / pointdir.WORKLOAD, outcome.console.results)
-    failure = outcome.failure
-    if failure is None and not outcome.console.results:
-        failure = "the workload printed no MANYLAB-RESULT line"
+    failure = run_failure(outcome)
     stats_txt = outdir / "stats.txt"
     if failure is None:
         try:
@@ -95,18 +94,7 @@ def run_into(point_id: str, study: str, point: PointParams, staging: Path,
             atomic.write_json(staging / pointdir.STATS, imported)
         except LabError as error:
             failure = str(error)
-    return {
-        "point": point_id,
-        "study": study,
-        "status": "failed" if failure else "ok",
-        "reason": failure,
-        "exit_status": outcome.console.exit_status,
-        "gem5_returncode": outcome.returncode,
-        "timing": {"total_s": round(outcome.seconds, 3),
-                   "boot_s": None if outcome.boot_seconds is None
-                   else round(outcome.boot_seconds, 3)},
-        "kernel_reports": outcome.console.failures,
-    }
+    return result_record(point_id, study, "gem5", outcome, failure)
 
 
 def _configs_hashes() -> dict[str, str]:

@@ -53,4 +53,29 @@
 /* Start of named phase n (0..255) inside the current region. */
 #define manylab_roi_phase(n) MANYLAB_ROI_MARK(MANYLAB_ROI_OP_PHASE, n)
 
+/* The same for a phase number known only at run time, 0..16 (others: no marker). */
+static inline void manylab_roi_phase_at(int k)
+{
+	switch (k) {
+	case 0: manylab_roi_phase(0); break;
+	case 1: manylab_roi_phase(1); break;
+	case 2: manylab_roi_phase(2); break;
+	case 3: manylab_roi_phase(3); break;
+	case 4: manylab_roi_phase(4); break;
+	case 5: manylab_roi_phase(5); break;
+	case 6: manylab_roi_phase(6); break;
+	case 7: manylab_roi_phase(7); break;
+	case 8: manylab_roi_phase(8); break;
+	case 9: manylab_roi_phase(9); break;
+	case 10: manylab_roi_phase(10); break;
+	case 11: manylab_roi_phase(11); break;
+	case 12: manylab_roi_phase(12); break;
+	case 13: manylab_roi_phase(13); break;
+	case 14: manylab_roi_phase(14); break;
+	case 15: manylab_roi_phase(15); break;
+	case 16: manylab_roi_phase(16); break;
+	default: break;
+	}
+}
+
 #endif
