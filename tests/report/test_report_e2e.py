@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from manylab import results
 from tests.e2e.helpers import manylab, point_dirs
 from tests.report import browser
 
@@ -37,6 +38,10 @@ def test_mmf_study_report_opens_in_chromium(tmp_path):
         lines = json.loads((point / "workload.json").read_text())
         assert len(lines) == 2 * 2 * 2  # sizes x opens x methods
         assert all(line["ok"] and line["verified"] for line in lines)
+    table = results.load(study)
+    assert len(table) == 4 and set(table["status"]) == {"ok"}
+    assert sorted(table.attrs["swept"]) == ["repeat", "workload.args.path"]
+    assert (study / "results.parquet").is_file()
     out = manylab("report", str(study))
     index = study / "report" / "index.html"
     assert out.stdout.strip() == str(index)

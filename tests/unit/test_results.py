@@ -58,7 +58,11 @@ def test_load_gives_a_dataframe_with_the_swept_keys_and_a_parquet_copy(tmp_path)
     inputs = json.loads((b / "inputs.json").read_text())
     inputs["params"]["machine"]["vcpus"] = 8
     (b / "inputs.json").write_text(json.dumps(inputs))
+    make_point(tmp_path, "c", "failed")
+    make_point(tmp_path, "d", None)  # unfinished: not a row
     df = results.load(tmp_path)
+    assert list(df["status"]) == ["ok", "ok", "failed"] and df["reason"].iloc[2] == "boom"
+    df = df[df["status"] == "ok"]
     assert list(df["point"]) == ["a", "b"]
     assert list(df["machine.vcpus"]) == [2, 8]
     assert df.attrs["swept"] == ["machine.vcpus"]
@@ -67,8 +71,8 @@ def test_load_gives_a_dataframe_with_the_swept_keys_and_a_parquet_copy(tmp_path)
     assert df["stats.roi.coh.msgs.inv"].iloc[0] == 7
     results.write_table(tmp_path)
     parquet = pd.read_parquet(tmp_path / results.PARQUET_FILE)
-    assert list(parquet.columns) == list(df.columns)
-    assert list(parquet["machine.vcpus"]) == [2, 8]
+    assert list(parquet["point"]) == ["a", "b", "c"]
+    assert list(parquet["machine.vcpus"]) == [2, 8, 2]
 
 
 def test_load_names_a_missing_study(tmp_path):
