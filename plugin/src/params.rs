@@ -259,6 +259,9 @@ fn knl(name: &str) -> Params {
 ///   die's fabric is approximated by a 4x4 grid of CCXs, one NPS4 quadrant per grid quadrant,
 ///   the two CCXs of a CCD side by side, and each quadrant's 2 DDR channels on its outer edge.
 /// - `tiny-4`: a small machine for tests, no source.
+///
+/// Timing (`core.*`, `lat.*`): README.md "Presets and their sources" gives each figure's source
+/// or marks it an estimate; "Modelled time" says how they combine.
 pub fn preset(name: &str) -> Result<Params, String> {
     let mut p = knl(name);
     match name {
@@ -330,8 +333,8 @@ pub fn preset(name: &str) -> Result<Params, String> {
                 cpi: 0.5,
                 l1: 4,
                 l2: 34,
-                dir: 30,
-                hop: 13,
+                dir: 20,
+                hop: 11,
                 fwd_clean: 40,
                 fwd_dirty: 50,
                 inv: 40,

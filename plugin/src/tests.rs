@@ -793,3 +793,44 @@ fn timing_off_counts_no_stall_and_changes_no_other_statistic() {
     assert_eq!(off.0, 0);
     assert_eq!((on.1, on.2), (off.1, off.2));
 }
+
+/// Mean modelled latencies of each preset (idle machine, uniform lines and core pairs), for
+/// comparing with published figures: `cargo test --release -- --ignored --nocapture
+/// preset_latencies`.
+#[test]
+#[ignore]
+fn preset_latencies() {
+    for name in crate::params::PRESETS {
+        let p = preset(name).unwrap();
+        let cores = p.n_cores();
+        let cpt = p.cores_per_tile as usize;
+        let (ghz, n) = (p.timing.ghz, 400u64);
+        let mut m = machine(p.clone(), cores, vec![]);
+        let (mut mem, mut clean, mut dirty, mut pairs) = (0u64, 0u64, 0u64, 0u64);
+        for i in 0..n {
+            let line = 1_000_000 + 3 * i;
+            let (a, b) = ((i * 7 % cores as u64) as usize, ((i * 13 + 5) % cores as u64) as usize);
+            read(&mut m, a, line);
+            mem += m.lat;
+            if a / cpt == b / cpt {
+                continue;
+            }
+            pairs += 1;
+            read(&mut m, b, line);
+            clean += m.lat;
+            let line = 2_000_000 + 3 * i;
+            write(&mut m, a, line);
+            read(&mut m, b, line);
+            dirty += m.lat;
+        }
+        let ns = |sum: u64, k: u64| sum as f64 / k as f64 / ghz;
+        println!(
+            "{name:<11} {ghz} GHz  l1 {} l2 {}  memory read (DRAM) {:.0} ns  remote clean fwd {:.0} ns  dirty fwd {:.0} ns",
+            p.timing.l1,
+            p.timing.l2,
+            ns(mem, n),
+            ns(clean, pairs),
+            ns(dirty, pairs)
+        );
+    }
+}
