@@ -69,7 +69,9 @@ pub struct Machine {
     core: usize,
     /// The vCPU whose access is being modelled (stall cycles are kept per vCPU).
     vcpu: usize,
-    /// Latency (core cycles) of the line access being modelled, and what it waited for.
+    /// Latency (core cycles) of the line access being modelled, and what it waited for. Set by
+    /// every access that takes the slow path (always with the checker on); the L1D-hit
+    /// shortcuts leave it alone.
     pub lat: u64,
     pub cause: Cause,
     /// Per device, a line read's latency in core cycles.
@@ -644,8 +646,8 @@ impl Machine {
             DirState::Owned => {
                 let o = e.owner as usize;
                 let at = self.pos(o);
-                let dirty = self.l2_slot(o, line);
-                let dirty = self.l2[o].state(dirty) == T_M;
+                let s2 = self.l2_slot(o, line);
+                let dirty = self.l2[o].state(s2) == T_M;
                 self.send(Msg::FwdGetM, home, at, line);
                 self.send(Msg::DataCache, at, me, line);
                 self.invalidate_tile(o, line, e);
