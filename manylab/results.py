@@ -57,12 +57,26 @@ def stats_columns(stats: dict[str, Any], patterns: list[str]) -> dict[str, Any]:
     `stats.`, and the per-function columns of the spec's plugin.functions patterns."""
     columns: dict[str, Any] = {}
     if isinstance(stats.get("summary"), dict):
-        for name, value in stats["summary"].items():
-            columns[f"stats.{name}"] = value
+        summary = stats["summary"]
+        for name, value in summary.items():
+            new_name = renamed_summary_key(name)
+            if new_name != name and new_name in summary:
+                continue
+            columns[f"stats.{new_name}"] = value
         columns.update(function_columns(stats, patterns))
     if isinstance(stats.get("interleave"), dict):
         flatten(stats["interleave"], "stats.interleave", columns)
     return columns
+
+
+def renamed_summary_key(name: str) -> str:
+    """The current name of a summary key that older stats files (schema manylab-stats/1)
+    wrote under another name: `<region>.mem.time_ns` and `<region>.mem.<dev>.time_ns` are a
+    sum of device service times, since schema 2 `mem.service_ns` / `mem.<dev>.service_ns`."""
+    head, sep, tail = name.rpartition(".mem.")
+    if sep and tail in ("time_ns", "dram.time_ns", "mcdram.time_ns", "pcm.time_ns"):
+        return f"{head}.mem.{tail.removesuffix('time_ns')}service_ns"
+    return name
 
 
 FUNCTION_METRICS = ("insts", "coh.msgs", "l1d.misses")

@@ -162,7 +162,9 @@ def main() -> int:
                     help="plugin build to benchmark (repeatable; default: "
                          "current=plugin/target/release/libmanylab_plugin.so)")
     ap.add_argument("--modes", default="none,count,full",
-                    help="which of none,count,full to run (default all three)")
+                    help="which of none,count,full,full-notiming to run (default the first "
+                         "three); full-notiming is mode=full with set.timing=off (no stall "
+                         "accounting), for the cost of the timing model")
     ap.add_argument("--clocks", default=",".join(CLOCKS),
                     help="lockstep (icount + quantum switch, the study default) and/or free "
                          "(QEMU's slices, no icount); default both, side by side")
@@ -188,7 +190,7 @@ def main() -> int:
             # lockstep needs the plugin for the switch even without a model (mode=none)
             configs.append((f"none@{clock}", "none",
                             plugins[0][1] if clock == "lockstep" else None, clock))
-        for mode in ("count", "full"):
+        for mode in ("count", "full", "full-notiming"):
             if mode in wanted:
                 configs += [(f"{label}:{mode}@{clock}" if several else f"{mode}@{clock}",
                              mode, path, clock) for label, path in plugins]
@@ -202,8 +204,10 @@ def main() -> int:
                 tag = name.replace(":", "-").replace("@", "-")
                 stats = work / f"stats-{vcpus}-{tag}.json"
                 quantum = QUANTUM if clock == "lockstep" else 0
-                pargs = (f"out={stats},preset={args.preset},mode={mode},roi={args.roi},"
-                         f"quantum={quantum}")
+                plugin_mode, extra = ((mode, "") if mode != "full-notiming"
+                                      else ("full", ",set.timing=off"))
+                pargs = (f"out={stats},preset={args.preset},mode={plugin_mode},roi={args.roi},"
+                         f"quantum={quantum}{extra}")
                 wall, out, rss, cpu = run_qemu(kernel, initrd, vcpus, plugin, pargs, args.timeout,
                                                work / f"console-{vcpus}-{tag}.log", clock)
                 if wall is None:
@@ -279,6 +283,21 @@ def main() -> int:
                     ratio = ((f["roi_insts"] / f["roi_cpu_s"])
                              / (c["roi_insts"] / c["roi_cpu_s"]))
                     rows.append({"vcpus": vcpus, "mode": f"{prefix}full/count ROI insn/cpu-s",
+                                 "ratio": round(ratio, 3)})
+            for label, clock in ((label, clock) for label, _ in plugins for clock in clocks):
+                prefix = f"{label}:" if several else ""
+                on = results.get(f"{prefix}full@{clock}")
+                off = results.get(f"{prefix}full-notiming@{clock}")
+                prefix = f"{prefix}{clock} "
+                if on and off and on["insts"] and off["insts"]:
+                    ratio = (on["insts"] / on["cpu_s"]) / (off["insts"] / off["cpu_s"])
+                    rows.append({"vcpus": vcpus, "mode": f"{prefix}timing on/off insn/cpu-s",
+                                 "ratio": round(ratio, 3)})
+                if on and off and on.get("roi_cpu_s") and off.get("roi_cpu_s") \
+                        and off["roi_insts"]:
+                    ratio = ((on["roi_insts"] / on["roi_cpu_s"])
+                             / (off["roi_insts"] / off["roi_cpu_s"]))
+                    rows.append({"vcpus": vcpus, "mode": f"{prefix}timing on/off ROI insn/cpu-s",
                                  "ratio": round(ratio, 3)})
     pause = "" if args.pause_every is None else f" --pause-every {args.pause_every}"
     print(f"kernel {kernel}, preset {args.preset}, roi={args.roi}, "

@@ -14,9 +14,10 @@
 use crate::cache::SetAssoc;
 use crate::directory::{bit, DirEntry, DirState, Directory, MissKind, NO_TILE};
 use crate::memory::MemoryMap;
+use crate::memory::DEVICE_KINDS;
 use crate::nvmain_trace::NvmainTrace;
 use crate::params::{Params, Pos, LINE_BYTES, LINE_SHIFT};
-use crate::stats::{Ctr, FuncCtr, Msg, Stats, HOT_L1D_HITS, HOT_LOADS, HOT_STORES};
+use crate::stats::{Cause, Ctr, FuncCtr, Msg, Stats, HOT_L1D_HITS, HOT_LOADS, HOT_STORES};
 use crate::topology::{hops, Topology};
 
 const L1_S: u8 = 1;
@@ -66,6 +67,15 @@ pub struct Machine {
     pub nvmain: Option<Box<NvmainTrace>>,
     /// The core whose access is being modelled (the trace's thread id).
     core: usize,
+    /// The vCPU whose access is being modelled (stall cycles are kept per vCPU).
+    vcpu: usize,
+    /// Latency (core cycles) of the line access being modelled, and what it waited for. Set by
+    /// every access that takes the slow path (always with the checker on); the L1D-hit
+    /// shortcuts leave it alone.
+    pub lat: u64,
+    pub cause: Cause,
+    /// Per device, a line read's latency in core cycles.
+    mem_read_cycles: [u64; 3],
 }
 
 const NO_MRU: u64 = u64::MAX;
@@ -100,6 +110,7 @@ impl Machine {
         let l2 = (0..topo.tile_pos.len()).map(|_| SetAssoc::new(&params.l2)).collect();
         let data_flits = 1 + LINE_BYTES.div_ceil(params.flit_bytes as u64);
         let l1_sets = params.l1d.sets() as usize;
+        let mem_read_cycles = DEVICE_KINDS.map(|k| params.timing.cycles(k.params(&params).read_ns));
         Machine {
             params,
             topo,
@@ -124,6 +135,10 @@ impl Machine {
             remote_seen: false,
             nvmain: None,
             core: 0,
+            vcpu: 0,
+            lat: 0,
+            cause: Cause::L2Hit,
+            mem_read_cycles,
         }
     }
 
@@ -177,13 +192,15 @@ impl Machine {
                 }
             }
         }
-        self.access_slow(core, first, last, vaddr, store, func);
+        self.access_slow(vcpu, core, first, last, vaddr, store, func);
     }
 
     #[inline(never)]
-    fn access_slow(&mut self, core: usize, first: u64, last: u64, vaddr: u64, store: bool, func: u32) {
+    #[allow(clippy::too_many_arguments)]
+    fn access_slow(&mut self, vcpu: usize, core: usize, first: u64, last: u64, vaddr: u64, store: bool, func: u32) {
         self.func = func;
         self.core = core;
+        self.vcpu = vcpu;
         for line in first..=last {
             self.current_line = line;
             self.vaddr_line = vaddr.wrapping_add((line - first) << LINE_SHIFT);
@@ -191,7 +208,14 @@ impl Machine {
                 self.touched.clear();
                 self.touched.push(line);
             }
+            let l1 = self.params.timing.l1 as u64;
+            self.lat = l1;
+            self.cause = Cause::L2Hit;
             let s1 = self.access_line(core, line, store);
+            if self.lat > l1 && self.params.timing.enabled {
+                // The L1D hit latency is part of the base CPI: the access stalls for the rest.
+                self.stats.stall(vcpu, self.cause, self.lat - l1, func);
+            }
             self.flush_pending();
             let m = self.mru_index(core, line);
             self.mru[m] = line << 1 | (self.l1[core].state(s1) == L1_M) as u64;
@@ -227,6 +251,7 @@ impl Machine {
                 return s1;
             }
             self.stats.add(Ctr::L1dUpgrades, 1);
+            self.lat = self.params.timing.l2 as u64;
             let d = self.l2[tile].word(self.l2_slot(tile, line)) as usize;
             let mut e = self.dir.entries[d];
             self.make_writable(core, line, &mut e);
@@ -237,6 +262,7 @@ impl Machine {
 
         self.stats.add(Ctr::L1dMisses, 1);
         self.stats.add_func(self.func, FuncCtr::L1dMisses);
+        self.lat = self.params.timing.l2 as u64;
         // The line's directory entry is copied out once and written back at the end.
         let l2_hit = self.l2[tile].find(line);
         let d = match l2_hit {
@@ -449,13 +475,36 @@ impl Machine {
         self.hot_pending.clear();
     }
 
-    fn memory_read(&mut self, line: u64, home: Pos, mc: Pos, requester: Pos) {
+    /// Reads the line from memory for `requester`; returns the latency from the home on
+    /// (home -> controller, device read, controller -> requester) and sets the stall cause.
+    fn memory_read(&mut self, line: u64, home: Pos, mc: Pos, requester: Pos) -> u64 {
         self.send(Msg::MemRd, home, mc, line);
-        self.stats.device_access(self.mem.place(line).kind, line, false);
+        let kind = self.mem.place(line).kind;
+        self.stats.device_access(kind, line, false);
+        self.cause = Cause::memory(kind);
         if let Some(trace) = self.nvmain.as_mut() {
             trace.request(&self.mem, line, false, self.core);
         }
         self.send(Msg::Data, mc, requester, line);
+        self.hop_cycles(home, mc) + self.mem_read_cycles[kind as usize] + self.hop_cycles(mc, requester)
+    }
+
+    #[inline]
+    fn hop_cycles(&self, a: Pos, b: Pos) -> u64 {
+        hops(a, b) * self.params.timing.hop as u64
+    }
+
+    /// Latency from the home on of a forward: home -> holder, its L2 read, holder -> requester.
+    fn forward_cycles(&mut self, home: Pos, holder: Pos, requester: Pos, dirty: bool) -> u64 {
+        let t = &self.params.timing;
+        let (work, cause) = if dirty { (t.fwd_dirty, Cause::FwdDirty) } else { (t.fwd_clean, Cause::FwdClean) };
+        self.cause = cause;
+        self.hop_cycles(home, holder) + work as u64 + self.hop_cycles(holder, requester)
+    }
+
+    /// Requester -> home and the directory lookup: the start of every request's path.
+    fn request_cycles(&self, requester: Pos, home: Pos) -> u64 {
+        self.hop_cycles(requester, home) + self.params.timing.dir as u64
     }
 
     fn memory_write(&mut self, line: u64, home: Pos, mc: Pos) {
@@ -488,28 +537,42 @@ impl Machine {
         self.count_invalidation(line);
     }
 
-    /// Invalidates every sharer except `keep` and `skip`; acks go to the requester.
-    fn invalidate_sharers(&mut self, line: u64, entry: &mut DirEntry, home: Pos, requester: usize, skip: u8) {
+    /// Invalidates every sharer except the requester and `skip`; acks go to the requester.
+    /// Returns the latency from the home on of the slowest ack (invalidations go out in
+    /// parallel), or `None` without sharers to invalidate.
+    fn invalidate_sharers(
+        &mut self,
+        line: u64,
+        entry: &mut DirEntry,
+        home: Pos,
+        requester: usize,
+        skip: u8,
+    ) -> Option<u64> {
         let me = self.pos(requester);
         let mut others = entry.sharers & !bit(requester);
         if skip != NO_TILE {
             others &= !bit(skip as usize);
         }
+        let mut slowest = None;
         for x in bits(others) {
             let at = self.pos(x);
             self.send(Msg::Inv, home, at, line);
             self.send(Msg::InvAck, at, me, line);
             self.invalidate_tile(x, line, entry);
+            let round = self.hop_cycles(home, at) + self.params.timing.inv as u64 + self.hop_cycles(at, me);
+            slowest = slowest.max(Some(round));
         }
+        slowest
     }
 
     fn request_gets(&mut self, tile: usize, line: u64, e: &mut DirEntry) -> u8 {
         let (home, mc) = self.route(line);
         let me = self.pos(tile);
         self.send(Msg::GetS, me, home, line);
+        let mut lat = self.request_cycles(me, home);
         let state = match e.state {
             DirState::Uncached => {
-                self.memory_read(line, home, mc, me);
+                lat += self.memory_read(line, home, mc, me);
                 e.state = DirState::Owned;
                 e.sharers = bit(tile);
                 T_E
@@ -519,10 +582,11 @@ impl Machine {
                     let f = e.owner as usize;
                     self.send(Msg::FwdGetS, home, self.pos(f), line);
                     self.send(Msg::DataCache, self.pos(f), me, line);
+                    lat += self.forward_cycles(home, self.pos(f), me, false);
                     let s2 = self.l2_slot(f, line);
                     self.l2[f].set_state(s2, T_S);
                 } else {
-                    self.memory_read(line, home, mc, me);
+                    lat += self.memory_read(line, home, mc, me);
                 }
                 e.sharers |= bit(tile);
                 T_F
@@ -533,7 +597,10 @@ impl Machine {
                 self.send(Msg::FwdGetS, home, at, line);
                 self.send(Msg::DataCache, at, me, line);
                 let s2 = self.l2_slot(o, line);
-                if self.l2[o].state(s2) == T_M {
+                let dirty = self.l2[o].state(s2) == T_M;
+                // The write-back is off the requester's critical path.
+                lat += self.forward_cycles(home, at, me, dirty);
+                if dirty {
                     self.send(Msg::Wb, at, home, line);
                     self.memory_write(line, home, mc);
                 }
@@ -551,6 +618,7 @@ impl Machine {
             }
         };
         e.owner = tile as u8;
+        self.lat += lat;
         state
     }
 
@@ -558,28 +626,35 @@ impl Machine {
         let (home, mc) = self.route(line);
         let me = self.pos(tile);
         self.send(Msg::GetM, me, home, line);
-        match e.state {
+        // From the home on, the data and the invalidation acks travel in parallel.
+        let from_home = match e.state {
             DirState::Uncached => self.memory_read(line, home, mc, me),
             DirState::Shared => {
                 let f = e.owner;
-                self.invalidate_sharers(line, e, home, tile, f);
-                if f != NO_TILE {
+                let invs = self.invalidate_sharers(line, e, home, tile, f);
+                let data = if f != NO_TILE {
                     let at = self.pos(f as usize);
                     self.send(Msg::FwdGetM, home, at, line);
                     self.send(Msg::DataCache, at, me, line);
                     self.invalidate_tile(f as usize, line, e);
+                    self.forward_cycles(home, at, me, false)
                 } else {
-                    self.memory_read(line, home, mc, me);
-                }
+                    self.memory_read(line, home, mc, me)
+                };
+                data.max(invs.unwrap_or(0))
             }
             DirState::Owned => {
                 let o = e.owner as usize;
                 let at = self.pos(o);
+                let s2 = self.l2_slot(o, line);
+                let dirty = self.l2[o].state(s2) == T_M;
                 self.send(Msg::FwdGetM, home, at, line);
                 self.send(Msg::DataCache, at, me, line);
                 self.invalidate_tile(o, line, e);
+                self.forward_cycles(home, at, me, dirty)
             }
-        }
+        };
+        self.lat += self.request_cycles(me, home) + from_home;
         e.state = DirState::Owned;
         e.owner = tile as u8;
         e.sharers = bit(tile);
@@ -589,8 +664,12 @@ impl Machine {
         let (home, _) = self.route(line);
         let me = self.pos(tile);
         self.send(Msg::Upgrade, me, home, line);
-        self.invalidate_sharers(line, e, home, tile, NO_TILE);
+        let invs = self.invalidate_sharers(line, e, home, tile, NO_TILE);
         self.send(Msg::Ack, home, me, line);
+        // The requester may write once it has the home's ack and every sharer's ack.
+        let ack = self.hop_cycles(home, me);
+        self.lat += self.request_cycles(me, home) + ack.max(invs.unwrap_or(0));
+        self.cause = Cause::Upgrade;
         e.state = DirState::Owned;
         e.owner = tile as u8;
         e.sharers = bit(tile);
@@ -633,6 +712,20 @@ impl Machine {
             e.state = DirState::Uncached;
             e.owner = NO_TILE;
         }
+    }
+
+    /// Dirty (M) lines per memory device in the L2s (an M line in an L1D is M in its L2):
+    /// the memory writes a region leaves behind. A scan of every L2 slot.
+    pub fn dirty_lines(&self) -> [u64; 3] {
+        let mut out = [0u64; 3];
+        for cache in &self.l2 {
+            for (slot, line) in cache.lines() {
+                if cache.state(slot) == T_M {
+                    out[self.mem.place(line).kind as usize] += 1;
+                }
+            }
+        }
+        out
     }
 
     /// Checks single-writer/multiple-reader and directory/cache agreement for one line.

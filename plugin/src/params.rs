@@ -10,7 +10,7 @@ pub const MAX_TILES: usize = 128;
 pub const MAX_CORES: usize = 128;
 pub const MAX_CORES_PER_TILE: u32 = 8;
 
-pub const PRESETS: &[&str] = &["knl-64", "knl-256", "altra-80", "icelake-32", "epyc2-64", "tiny-4"];
+pub const PRESETS: &[&str] = &["knl-64", "altra-80", "icelake-32", "epyc2-64", "tiny-4"];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cluster {
@@ -68,6 +68,42 @@ pub struct DeviceParams {
     pub endurance: f64,
 }
 
+/// The timing model's figures: core clock, base CPI, overlap factor and the latencies (core
+/// cycles) of each step of an access's critical path. Memory devices keep their `read_ns` /
+/// `write_ns`, converted with `ghz`. README.md "Modelled time" defines how they combine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timing {
+    /// Account stall cycles at all (`set.timing=off` skips it, for measuring its cost).
+    pub enabled: bool,
+    pub ghz: f64,
+    /// Cycles per instruction with every access an L1D hit.
+    pub cpi: f64,
+    /// Memory-level parallelism: stall cycles are divided by it (1 = no overlap).
+    pub mlp: f64,
+    /// Load-to-use latency of an L1D hit (hidden in `cpi`: an access stalls for the part of its
+    /// latency beyond this).
+    pub l1: u32,
+    /// Hit in the own tile's shared L2 (includes the L1D miss).
+    pub l2: u32,
+    /// Directory (home tile) lookup.
+    pub dir: u32,
+    /// One mesh hop: router + link.
+    pub hop: u32,
+    /// A remote tile reading a clean (E/F) line out of its L2 and sending it.
+    pub fwd_clean: u32,
+    /// The same for a dirty (M) line: "HitM".
+    pub fwd_dirty: u32,
+    /// A sharer invalidating its copies and sending the ack (hops counted apart).
+    pub inv: u32,
+}
+
+impl Timing {
+    /// Nanoseconds -> core cycles, rounded to the nearest cycle.
+    pub fn cycles(&self, ns: f64) -> u64 {
+        (ns * self.ghz).round() as u64
+    }
+}
+
 /// A mesh position: (row, column). Memory controllers may sit just outside the tile grid
 /// (row -1 or `rows`, column -1 or `cols`), one hop from the edge tile.
 pub type Pos = (i32, i32);
@@ -93,6 +129,7 @@ pub struct Params {
     pub allow_oversubscribe: bool,
     pub hot_lines: u32,
     pub hot_functions: u32,
+    pub timing: Timing,
 }
 
 pub const KEYS: &[&str] = &[
@@ -126,6 +163,17 @@ pub const KEYS: &[&str] = &[
     "allow_oversubscribe",
     "hot_lines",
     "hot_functions",
+    "timing",
+    "core.ghz",
+    "core.cpi",
+    "core.mlp",
+    "lat.l1",
+    "lat.l2",
+    "lat.dir",
+    "lat.hop",
+    "lat.fwd_clean",
+    "lat.fwd_dirty",
+    "lat.inv",
 ];
 
 /// Digest Table 1: DRAM read 50 ns, write 20-50 ns (upper bound taken), 0.1 nJ/bit both ways.
@@ -166,12 +214,26 @@ fn knl(name: &str) -> Params {
         allow_oversubscribe: false,
         hot_lines: 20,
         hot_functions: 30,
+        // KNL 7210 (README "Presets and their sources" gives the source or "estimate" of each).
+        timing: Timing {
+            enabled: true,
+            ghz: 1.3,
+            cpi: 1.0,
+            mlp: 1.0,
+            l1: 4,
+            l2: 17,
+            dir: 20,
+            hop: 5,
+            fwd_clean: 20,
+            fwd_dirty: 30,
+            inv: 20,
+        },
     }
 }
 
 /// The presets. Sources of every value (public figures; README.md repeats them per preset):
 ///
-/// - `knl-64`, `knl-256` (Xeon Phi 7210): Sodani et al., "Knights Landing: Second-Generation
+/// - `knl-64` (Xeon Phi 7210): Sodani et al., "Knights Landing: Second-Generation
 ///   Intel Xeon Phi Product", IEEE Micro 36(2), 2016; Jeffers, Reinders, Sodani, *Intel Xeon Phi
 ///   Processor High Performance Programming, Knights Landing Edition*, 2016; Intel ARK (7210).
 ///   64 cores in 32 active tiles of 2 cores, 1 MiB 16-way L2 per tile, 32 KiB 8-way L1D, 4
@@ -197,10 +259,13 @@ fn knl(name: &str) -> Params {
 ///   die's fabric is approximated by a 4x4 grid of CCXs, one NPS4 quadrant per grid quadrant,
 ///   the two CCXs of a CCD side by side, and each quadrant's 2 DDR channels on its outer edge.
 /// - `tiny-4`: a small machine for tests, no source.
+///
+/// Timing (`core.*`, `lat.*`): README.md "Presets and their sources" gives each figure's source
+/// or marks it an estimate; "Modelled time" says how they combine.
 pub fn preset(name: &str) -> Result<Params, String> {
     let mut p = knl(name);
     match name {
-        "knl-64" | "knl-256" => {}
+        "knl-64" => {}
         "altra-80" => {
             p.mesh_rows = 8;
             p.mesh_cols = 10;
@@ -212,6 +277,18 @@ pub fn preset(name: &str) -> Result<Params, String> {
             p.l2 = CacheGeom { size_kib: 1024, ways: 8 };
             p.mc_ddr = vec![(1, -1), (3, -1), (4, -1), (6, -1), (1, 10), (3, 10), (4, 10), (6, 10)];
             p.mc_mcdram = vec![];
+            p.timing = Timing {
+                ghz: 3.0,
+                cpi: 0.5,
+                l1: 4,
+                l2: 11,
+                dir: 25,
+                hop: 3,
+                fwd_clean: 25,
+                fwd_dirty: 35,
+                inv: 25,
+                ..p.timing
+            };
         }
         "icelake-32" => {
             p.mesh_rows = 5;
@@ -224,6 +301,18 @@ pub fn preset(name: &str) -> Result<Params, String> {
             p.l2 = CacheGeom { size_kib: 1280, ways: 20 };
             p.mc_ddr = vec![(1, -1), (3, -1), (1, 8), (3, 8)];
             p.mc_mcdram = vec![];
+            p.timing = Timing {
+                ghz: 2.0,
+                cpi: 0.5,
+                l1: 5,
+                l2: 14,
+                dir: 15,
+                hop: 2,
+                fwd_clean: 20,
+                fwd_dirty: 30,
+                inv: 20,
+                ..p.timing
+            };
         }
         "epyc2-64" => {
             // 4x4 CCXs: row r holds CCD 2r (columns 0-1) and CCD 2r+1 (columns 2-3); the grid
@@ -239,6 +328,18 @@ pub fn preset(name: &str) -> Result<Params, String> {
             p.l2 = CacheGeom { size_kib: 16 * 1024, ways: 16 };
             p.mc_ddr = vec![(0, -1), (1, -1), (0, 4), (1, 4), (2, -1), (3, -1), (2, 4), (3, 4)];
             p.mc_mcdram = vec![];
+            p.timing = Timing {
+                ghz: 2.0,
+                cpi: 0.5,
+                l1: 4,
+                l2: 34,
+                dir: 20,
+                hop: 11,
+                fwd_clean: 40,
+                fwd_dirty: 50,
+                inv: 40,
+                ..p.timing
+            };
         }
         "tiny-4" => {
             p.mesh_rows = 2;
@@ -251,6 +352,19 @@ pub fn preset(name: &str) -> Result<Params, String> {
             p.l2 = CacheGeom { size_kib: 4, ways: 4 };
             p.mc_ddr = vec![(0, -1)];
             p.mc_mcdram = vec![(1, 2)];
+            // Round numbers for hand-computed tests: 1 GHz, so a device's ns are its cycles.
+            p.timing = Timing {
+                ghz: 1.0,
+                cpi: 1.0,
+                l1: 4,
+                l2: 10,
+                dir: 5,
+                hop: 2,
+                fwd_clean: 8,
+                fwd_dirty: 12,
+                inv: 6,
+                ..p.timing
+            };
         }
         _ => return Err(format!("unknown preset '{name}'; allowed: {}", PRESETS.join(", "))),
     }
@@ -361,6 +475,23 @@ impl Params {
             "allow_oversubscribe" => self.allow_oversubscribe = parse_bool("set.allow_oversubscribe", value)?,
             "hot_lines" => self.hot_lines = parse_num(key, value, "an integer")?,
             "hot_functions" => self.hot_functions = parse_num(key, value, "an integer")?,
+            "timing" => self.timing.enabled = parse_bool("set.timing", value)?,
+            "core.ghz" => match real(value)? {
+                x if x > 0.0 => self.timing.ghz = x,
+                _ => return Err(format!("bad value '{value}' for set.core.ghz: expected a positive number")),
+            },
+            "core.mlp" => match real(value)? {
+                x if x >= 1.0 => self.timing.mlp = x,
+                _ => return Err(format!("bad value '{value}' for set.core.mlp: expected a number >= 1")),
+            },
+            "core.cpi" => self.timing.cpi = real(value)?,
+            "lat.l1" => self.timing.l1 = parse_num(key, value, "an integer")?,
+            "lat.l2" => self.timing.l2 = parse_num(key, value, "an integer")?,
+            "lat.dir" => self.timing.dir = parse_num(key, value, "an integer")?,
+            "lat.hop" => self.timing.hop = parse_num(key, value, "an integer")?,
+            "lat.fwd_clean" => self.timing.fwd_clean = parse_num(key, value, "an integer")?,
+            "lat.fwd_dirty" => self.timing.fwd_dirty = parse_num(key, value, "an integer")?,
+            "lat.inv" => self.timing.inv = parse_num(key, value, "an integer")?,
             _ => return Err(unknown_key(key)),
         }
         Ok(())
@@ -487,6 +618,26 @@ impl Params {
         w.field_bool("allow_oversubscribe", self.allow_oversubscribe);
         w.field_u64("hot_lines", self.hot_lines as u64);
         w.field_u64("hot_functions", self.hot_functions as u64);
+        let t = &self.timing;
+        w.field_bool("timing", t.enabled);
+        w.field_f64("core.ghz", t.ghz);
+        w.field_f64("core.cpi", t.cpi);
+        w.field_f64("core.mlp", t.mlp);
+        for (name, v) in [
+            ("lat.l1", t.l1),
+            ("lat.l2", t.l2),
+            ("lat.dir", t.dir),
+            ("lat.hop", t.hop),
+            ("lat.fwd_clean", t.fwd_clean),
+            ("lat.fwd_dirty", t.fwd_dirty),
+            ("lat.inv", t.inv),
+        ] {
+            w.field_u64(name, v as u64);
+        }
+        for (name, dev) in [("dram", &self.dram), ("mcdram", &self.mcdram), ("pcm", &self.pcm)] {
+            w.field_u64(&format!("lat.{name}.read"), t.cycles(dev.read_ns));
+            w.field_u64(&format!("lat.{name}.write"), t.cycles(dev.write_ns));
+        }
         w.end_object();
     }
 }
@@ -552,6 +703,7 @@ mod tests {
                 "vcpu_map" => "compact",
                 "cluster" => "snc4",
                 "allow_oversubscribe" => "on",
+                "timing" => "off",
                 _ => "4",
             };
             p.set(key, value).unwrap_or_else(|e| panic!("{key}: {e}"));

@@ -307,6 +307,7 @@ impl Plugin {
         let mut s =
             Sample { host_s: self.started.elapsed().as_secs_f64(), host_cpu_s: process_cpu_s(), ..Default::default() };
         for c in &self.counters {
+            s.vcpu_insts.push(c.insts.load(Relaxed));
             s.insts += c.insts.load(Relaxed);
             s.loads += c.loads.load(Relaxed);
             s.stores += c.stores.load(Relaxed);
@@ -734,11 +735,17 @@ unsafe extern "C" fn on_marker(_vcpu: c_uint, data: *mut c_void) {
     let any_open = {
         let mut model = p.lock_model();
         let Model { machine, count_stats, regions, .. } = &mut *model;
+        // Dirty lines at region end (only End and Phase markers close a slot): scanned before
+        // the marker, which changes no cache.
+        let dirty = match (marker.op, machine.as_ref()) {
+            (MarkerOp::End | MarkerOp::Phase, Some(m)) => m.dirty_lines(),
+            _ => [0; 3],
+        };
         let stats = match machine {
             Some(m) => &mut m.stats,
             None => count_stats,
         };
-        regions.apply(stats, marker, &|| p.sample());
+        regions.apply(stats, marker, &|| Sample { dirty, ..p.sample() });
         if let Some(trace) = machine.as_mut().and_then(|m| m.nvmain.as_mut()) {
             trace.set_open(regions.any_open());
         }
@@ -765,7 +772,10 @@ unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _data: *mut c_void) {
     trace::flush();
     let p = plugin();
     let mut model = p.lock_model();
-    let sample = p.sample();
+    let mut sample = p.sample();
+    if let Some(m) = model.machine.as_ref() {
+        sample.dirty = m.dirty_lines();
+    }
     {
         let Model { machine, count_stats, regions, .. } = &mut *model;
         let stats = match machine {

@@ -1,4 +1,4 @@
-//! stats.json (schema manylab-stats/1) and the short summary printed on stderr.
+//! stats.json (schema manylab-stats/2) and the short summary printed on stderr.
 
 use crate::args::Config;
 use crate::json::JsonWriter;
@@ -6,7 +6,9 @@ use crate::params::Params;
 use crate::stats::{in_summary, Stats};
 use crate::symbols::Symbols;
 
-pub const SCHEMA: &str = "manylab-stats/1";
+/// 2: `time.*` statistics, `mem.*.service_ns` (was `time_ns`), `mem.*.dirty_at_end`, per-function
+/// `stall_cycles`, per-region `time.vcpus`.
+pub const SCHEMA: &str = "manylab-stats/2";
 
 /// How the vCPUs took turns: the quantum switch's settings and what it did.
 #[derive(Clone, Copy, Debug, Default)]
@@ -124,7 +126,7 @@ pub fn human_summary(run: &RunInfo, stats: &Stats) -> String {
         let v: std::collections::HashMap<String, f64> = slot.scalars(run.params).into_iter().collect();
         let g = |k: &str| v.get(k).copied().unwrap_or(0.0);
         out.push_str(&format!(
-            "  {:<6} insts {:.3e} accesses {:.3e} l1d miss {:.2}% l2 miss {:.2}% coh msgs {:.3e} inv {:.3e} hops {:.3e} mem r/w {:.3e}/{:.3e} energy {:.3e} nJ pcm writes {:.0}\n",
+            "  {:<6} insts {:.3e} accesses {:.3e} l1d miss {:.2}% l2 miss {:.2}% coh msgs {:.3e} inv {:.3e} hops {:.3e} mem r/w {:.3e}/{:.3e} energy {:.3e} nJ pcm writes {:.0} modelled {:.3e} ns\n",
             slot.name,
             g("insts"),
             g("mem.accesses"),
@@ -137,6 +139,7 @@ pub fn human_summary(run: &RunInfo, stats: &Stats) -> String {
             g("mem.writes"),
             g("mem.energy_nj"),
             g("mem.pcm.writes"),
+            g("time.modelled_ns"),
         ));
     }
     out

@@ -73,6 +73,11 @@ pub struct Sample {
     pub loads: u64,
     pub stores: u64,
     pub func_insts: Vec<u64>,
+    /// Instructions per vCPU (their sum is `insts`).
+    pub vcpu_insts: Vec<u64>,
+    /// Dirty (M) lines per memory device in the model's caches (full mode; only filled for
+    /// markers that can close a region, and at exit).
+    pub dirty: [u64; 3],
     /// Host seconds since the plugin started (not deterministic; for speed figures only).
     pub host_s: f64,
     /// CPU seconds (user + system, all threads) of the QEMU process so far (not
@@ -183,6 +188,13 @@ impl Regions {
         for (i, (a, b)) in now.func_insts.iter().zip(start.func_insts.iter()).enumerate() {
             s.func_insts[i] += a - b;
         }
+        if s.vcpu_insts.len() < now.vcpu_insts.len() {
+            s.vcpu_insts.resize(now.vcpu_insts.len(), 0);
+        }
+        for (v, &n) in now.vcpu_insts.iter().enumerate() {
+            s.vcpu_insts[v] += n - start.vcpu_insts.get(v).copied().unwrap_or(0);
+        }
+        s.dirty_at_end = now.dirty;
     }
 
     /// At exit: closes whatever is still open and fills the "total" slot.
@@ -207,6 +219,8 @@ impl Regions {
         for (i, n) in now.func_insts.iter().enumerate() {
             total.func_insts[i] = *n;
         }
+        total.vcpu_insts = now.vcpu_insts.clone();
+        total.dirty_at_end = now.dirty;
     }
 }
 

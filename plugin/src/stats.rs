@@ -105,8 +105,33 @@ pub enum FuncCtr {
     L2Misses,
     CohMsgs,
     Invalidations,
+    StallCycles,
 }
-pub const N_FUNC_CTR: usize = 4;
+pub const N_FUNC_CTR: usize = 5;
+
+/// What an access stalled on: where its data came from (or the upgrade it needed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cause {
+    L2Hit,
+    MemDram,
+    MemMcdram,
+    MemPcm,
+    FwdClean,
+    FwdDirty,
+    Upgrade,
+}
+pub const CAUSE_NAMES: &[&str] = &["l2_hit", "mem.dram", "mem.mcdram", "mem.pcm", "fwd_clean", "fwd_dirty", "upgrade"];
+pub const N_CAUSE: usize = CAUSE_NAMES.len();
+
+impl Cause {
+    pub fn memory(kind: DeviceKind) -> Cause {
+        match kind {
+            DeviceKind::Dram => Cause::MemDram,
+            DeviceKind::Mcdram => Cause::MemMcdram,
+            DeviceKind::Pcm => Cause::MemPcm,
+        }
+    }
+}
 
 #[derive(Clone, Copy, Default, Debug)]
 pub struct HotLine {
@@ -123,6 +148,13 @@ pub struct Slot {
     pub msg: [[u64; 3]; N_MSG],
     pub dev_reads: [u64; 3],
     pub dev_writes: [u64; 3],
+    /// Dirty (M) lines per device still in the caches when this slot last closed.
+    pub dirty_at_end: [u64; 3],
+    /// Stall cycles per cause, summed over vCPUs, before the `core.mlp` division.
+    pub stall: [u64; N_CAUSE],
+    /// Per vCPU: stall cycles (before the division) and instructions.
+    pub vcpu_stall: Vec<u64>,
+    pub vcpu_insts: Vec<u64>,
     pub pcm_line_writes: LineMap<u32>,
     pub hot_lines: LineMap<HotLine>,
     pub funcs: Vec<[u64; N_FUNC_CTR]>,
@@ -140,6 +172,10 @@ impl Slot {
             msg: [[0; 3]; N_MSG],
             dev_reads: [0; 3],
             dev_writes: [0; 3],
+            dirty_at_end: [0; 3],
+            stall: [0; N_CAUSE],
+            vcpu_stall: Vec::new(),
+            vcpu_insts: Vec::new(),
             pcm_line_writes: LineMap::default(),
             hot_lines: LineMap::default(),
             funcs: vec![[0; N_FUNC_CTR]; n_funcs],
@@ -202,33 +238,77 @@ impl Slot {
             out.push((format!("coh.hops.{name}"), self.msg[i][2] as f64));
         }
         let bits = (LINE_BYTES * 8) as f64;
-        let (mut reads, mut writes, mut energy, mut time) = (0.0, 0.0, 0.0, 0.0);
+        let (mut reads, mut writes, mut energy, mut time, mut dirty) = (0.0, 0.0, 0.0, 0.0, 0.0);
         for kind in DEVICE_KINDS {
             let dev = kind.params(p);
             let r = self.dev_reads[kind as usize] as f64;
             let w = self.dev_writes[kind as usize] as f64;
             let e = r * bits * dev.read_nj_per_bit + w * bits * dev.write_nj_per_bit;
             let t = r * dev.read_ns + w * dev.write_ns;
+            let d = self.dirty_at_end[kind as usize] as f64;
             out.push((format!("mem.{}.reads", kind.name()), r));
             out.push((format!("mem.{}.writes", kind.name()), w));
             out.push((format!("mem.{}.energy_nj", kind.name()), e));
-            out.push((format!("mem.{}.time_ns", kind.name()), t));
+            out.push((format!("mem.{}.service_ns", kind.name()), t));
+            out.push((format!("mem.{}.dirty_at_end", kind.name()), d));
             reads += r;
             writes += w;
             energy += e;
             time += t;
+            dirty += d;
         }
         out.push(("mem.reads".into(), reads));
         out.push(("mem.writes".into(), writes));
         out.push(("mem.energy_nj".into(), energy));
-        out.push(("mem.time_ns".into(), time));
+        out.push(("mem.service_ns".into(), time));
+        out.push(("mem.dirty_at_end".into(), dirty));
         let max_writes = self.pcm_max_line_writes() as f64;
         out.push(("mem.pcm.lines_written".into(), self.pcm_line_writes.len() as f64));
         out.push(("mem.pcm.max_line_writes".into(), max_writes));
         // How many repetitions of this slot's execution until the hottest line wears out.
         let lifetime = if max_writes > 0.0 && p.pcm.endurance > 0.0 { p.pcm.endurance / max_writes } else { 0.0 };
         out.push(("mem.pcm.lifetime_runs".into(), lifetime));
+        self.time_scalars(p, &mut out);
         out
+    }
+
+    /// Per vCPU: (instructions, stall cycles before the division, modelled cycles).
+    pub fn vcpu_cycles(&self, p: &Params) -> Vec<(u64, u64, f64)> {
+        let t = &p.timing;
+        let n = self.vcpu_insts.len().max(self.vcpu_stall.len());
+        (0..n)
+            .map(|v| {
+                let insts = self.vcpu_insts.get(v).copied().unwrap_or(0);
+                let stall = self.vcpu_stall.get(v).copied().unwrap_or(0);
+                (insts, stall, insts as f64 * t.cpi + stall as f64 / t.mlp)
+            })
+            .collect()
+    }
+
+    /// The `time.*` statistics (README "Modelled time").
+    fn time_scalars(&self, p: &Params, out: &mut Vec<(String, f64)>) {
+        let t = &p.timing;
+        let per_vcpu = self.vcpu_cycles(p);
+        let (mut critical, mut max_cycles, mut sum_cycles) = (0usize, 0.0f64, 0.0f64);
+        for (v, &(_, _, cycles)) in per_vcpu.iter().enumerate() {
+            sum_cycles += cycles;
+            if cycles > max_cycles {
+                (critical, max_cycles) = (v, cycles);
+            }
+        }
+        let insts = self.get(Ctr::Insts) as f64;
+        let stall: u64 = self.stall.iter().sum();
+        out.push(("time.modelled_ns".into(), max_cycles / t.ghz));
+        out.push(("time.cycles".into(), max_cycles));
+        out.push(("time.critical_vcpu".into(), critical as f64));
+        out.push(("time.cycles.sum".into(), sum_cycles));
+        out.push(("time.base_cycles".into(), insts * t.cpi));
+        out.push(("time.cpi".into(), if insts > 0.0 { sum_cycles / insts } else { 0.0 }));
+        out.push(("time.stall".into(), stall as f64));
+        out.push(("time.stall.effective".into(), stall as f64 / t.mlp));
+        for (i, name) in CAUSE_NAMES.iter().enumerate() {
+            out.push((format!("time.stall.{name}"), self.stall[i] as f64));
+        }
     }
 
     pub fn write_json(&self, w: &mut JsonWriter, p: &Params, syms: &Symbols) {
@@ -290,6 +370,18 @@ impl Slot {
             w.field_u64("l2.misses", self.funcs[i][FuncCtr::L2Misses as usize]);
             w.field_u64("coh.msgs", self.funcs[i][FuncCtr::CohMsgs as usize]);
             w.field_u64("coh.invalidations", self.funcs[i][FuncCtr::Invalidations as usize]);
+            w.field_u64("stall_cycles", self.funcs[i][FuncCtr::StallCycles as usize]);
+            w.end_object();
+        }
+        w.end_array();
+
+        w.field_array("time.vcpus");
+        for (v, (insts, stall, cycles)) in self.vcpu_cycles(p).into_iter().enumerate() {
+            w.element_object();
+            w.field_u64("vcpu", v as u64);
+            w.field_u64("insts", insts);
+            w.field_u64("stall_cycles", stall);
+            w.field_f64("cycles", cycles);
             w.end_object();
         }
         w.end_array();
@@ -327,7 +419,8 @@ pub const SUMMARY_KEYS: &[&str] = &[
     "mem.reads",
     "mem.writes",
     "mem.energy_nj",
-    "mem.time_ns",
+    "mem.service_ns",
+    "mem.dirty_at_end",
     "mem.pcm.max_line_writes",
     "mem.pcm.lifetime_runs",
 ];
@@ -335,6 +428,7 @@ pub const SUMMARY_KEYS: &[&str] = &[
 pub fn in_summary(name: &str) -> bool {
     SUMMARY_KEYS.contains(&name)
         || name.starts_with("coh.msgs.")
+        || name.starts_with("time.")
         || (name.starts_with("mem.") && ["dram.", "mcdram.", "pcm."].iter().any(|d| name[4..].starts_with(d)))
 }
 
@@ -430,6 +524,22 @@ impl Stats {
             h.invalidations += invalidations;
             if vaddr != 0 {
                 h.last_vaddr = vaddr;
+            }
+        }
+    }
+
+    /// Stall cycles of one line access by `vcpu`, to every active slot and to `func`.
+    #[inline]
+    pub fn stall(&mut self, vcpu: usize, cause: Cause, cycles: u64, func: u32) {
+        for &s in &self.active {
+            let slot = &mut self.slots[s];
+            slot.stall[cause as usize] += cycles;
+            if vcpu >= slot.vcpu_stall.len() {
+                slot.vcpu_stall.resize(vcpu + 1, 0);
+            }
+            slot.vcpu_stall[vcpu] += cycles;
+            if (func as usize) < self.n_funcs {
+                slot.funcs[func as usize][FuncCtr::StallCycles as usize] += cycles;
             }
         }
     }

@@ -219,7 +219,7 @@ fn stats_json_has_the_contract_fields() {
     m.stats.settle();
     let text = report::stats_json(&run, &m.stats, &Symbols::default());
     let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    assert_eq!(v["schema"], "manylab-stats/1");
+    assert_eq!(v["schema"], "manylab-stats/2");
     assert_eq!(v["params"]["vcpus"], 4);
     assert_eq!(v["params"]["machine"]["preset"], "tiny-4");
     assert!(v["regions"]["total"]["stats"]["coh.msgs.getm"].is_number());
@@ -252,7 +252,7 @@ fn stress_params() -> Vec<(Params, Vec<MemRange>)> {
     out.push((p, vec![MemRange { kind: DeviceKind::Pcm, start: 0x2000, size: 0x2000 }]));
     for (name, cluster) in [
         ("knl-64", "quadrant"),
-        ("knl-256", "snc4"),
+        ("knl-64", "snc4"),
         ("icelake-32", "all2all"),
         ("altra-80", "all2all"),
         ("epyc2-64", "all2all"),
@@ -598,5 +598,239 @@ fn nvmain_trace_has_one_line_per_pcm_request() {
     for l in lines[1..].iter().filter(|l| l.split(' ').nth(1) == Some("W")) {
         let f: Vec<&str> = l.split(' ').collect();
         assert_eq!((f[0], f[2], f[4]), ("0", "c0", "0"));
+    }
+}
+
+// ---- Timing: hand-computed latencies on tiny-4 (1 GHz, lat.l1 4, lat.l2 10, lat.dir 5,
+// lat.hop 2, lat.fwd_clean 8, lat.fwd_dirty 12, lat.inv 6; DRAM/PCM reads 50/100 ns = cycles,
+// MCDRAM 55). An access stalls for its latency minus lat.l1.
+
+use crate::stats::{Cause, N_CAUSE};
+
+/// The stall cycles (all causes) that `f` adds to the total slot, and the cause that got them.
+fn stall_of(m: &mut Machine, f: impl FnOnce(&mut Machine)) -> (u64, Option<Cause>) {
+    let before = m.stats.slots[TOTAL].stall;
+    f(m);
+    let after = m.stats.slots[TOTAL].stall;
+    let causes = [
+        Cause::L2Hit,
+        Cause::MemDram,
+        Cause::MemMcdram,
+        Cause::MemPcm,
+        Cause::FwdClean,
+        Cause::FwdDirty,
+        Cause::Upgrade,
+    ];
+    let mut cause = None;
+    for i in 0..N_CAUSE {
+        if after[i] != before[i] {
+            assert!(cause.is_none(), "one access, one cause");
+            cause = Some(causes[i]);
+        }
+    }
+    (after.iter().sum::<u64>() - before.iter().sum::<u64>(), cause)
+}
+
+#[test]
+fn latency_of_an_l1_hit_and_an_own_tile_l2_hit() {
+    let mut m = machine(tiny(), 4, vec![]);
+    write(&mut m, 0, 0);
+    let (stall, cause) = stall_of(&mut m, |m| read(m, 0, 0));
+    assert_eq!((m.lat, stall, cause), (4, 0, None));
+    // Lines 0, 8, 16 share an L1D set (2 ways): 0 leaves the L1D but stays in the L2.
+    read(&mut m, 0, 8);
+    read(&mut m, 0, 16);
+    let (stall, cause) = stall_of(&mut m, |m| read(m, 0, 0));
+    assert_eq!((m.lat, stall, cause), (10, 6, Some(Cause::L2Hit)));
+}
+
+/// A line of `kind` (a `mem=` range from 0 covers it) whose home is `tile`.
+fn line_of(m: &Machine, tile: u16, kind: DeviceKind) -> u64 {
+    (1000..).find(|&l| m.topo.route(l, kind, 0).home == tile).unwrap()
+}
+
+#[test]
+fn latency_of_a_memory_read_per_device() {
+    // Requester tile 0 (0,0), home tile 3 (1,1): 2 hops there, then home -> controller ->
+    // requester. DDR controller (0,-1): 3 hops from the home, 1 back. MCDRAM (1,2): 1 and 3.
+    // l2 10 + 2x2 + dir 5 = 19 before the home's controller leg.
+    for (kind, expect) in [
+        (DeviceKind::Dram, 19 + 3 * 2 + 50 + 2),
+        (DeviceKind::Mcdram, 19 + 2 + 55 + 3 * 2),
+        (DeviceKind::Pcm, 19 + 3 * 2 + 100 + 2),
+    ] {
+        let range = MemRange { kind, start: 0, size: 1 << 30 };
+        let mut m = machine(tiny(), 4, if kind == DeviceKind::Dram { vec![] } else { vec![range] });
+        let line = line_of(&m, 3, kind);
+        let (stall, cause) = stall_of(&mut m, |m| read(m, 0, line));
+        assert_eq!(m.lat, expect, "{kind:?}");
+        assert_eq!((stall, cause), (expect - 4, Some(Cause::memory(kind))));
+    }
+}
+
+#[test]
+fn latency_of_a_clean_and_a_dirty_remote_forward() {
+    // Home tile 3 (1,1); owner tile 1 (0,1); requester tile 2 (1,0).
+    // l2 10 + requester->home 1 hop 2 + dir 5 + home->owner 1 hop 2 + fwd + owner->requester
+    // 2 hops 4 = 23 + fwd.
+    let mut m = machine(tiny(), 4, vec![]);
+    let line = line_homed_at(&m, 3);
+    read(&mut m, 1, line); // tile 1 gets E
+    let (stall, cause) = stall_of(&mut m, |m| read(m, 2, line));
+    assert_eq!((m.lat, stall, cause), (23 + 8, 23 + 8 - 4, Some(Cause::FwdClean)));
+
+    let mut m = machine(tiny(), 4, vec![]);
+    write(&mut m, 1, line); // tile 1 gets M
+    let (stall, cause) = stall_of(&mut m, |m| read(m, 2, line));
+    assert_eq!((m.lat, stall, cause), (23 + 12, 23 + 12 - 4, Some(Cause::FwdDirty)));
+    // The write-back (Wb, MemWr) is off the critical path; a store miss to the now shared
+    // line from tile 0 (0,0): GetM 2 hops, data from the F holder (tile 2 (1,0)): home->F 1
+    // hop, fwd_clean, F->req 1 hop = 2+8+2 = 12; invalidation of tile 1 (0,1): home->1 1 hop,
+    // inv 6, 1->req 1 hop = 10. 10 + 4 + 5 + max(12, 10) = 31.
+    let (stall, cause) = stall_of(&mut m, |m| write(m, 0, line));
+    assert_eq!((m.lat, stall, cause), (31, 27, Some(Cause::FwdClean)));
+}
+
+#[test]
+fn latency_of_an_upgrade_is_the_round_trip_to_the_farthest_sharer() {
+    // 2x4 mesh: tiles 0-3 on row 0, 4-7 on row 1. Home tile 0 (0,0), requester tile 4 (1,0).
+    let mut p = tiny();
+    p.set("mesh.cols", "4").unwrap();
+    let setup = |sharers: &[usize]| {
+        let mut m = machine(p.clone(), 8, vec![]);
+        let line = line_homed_at(&m, 0);
+        for &v in sharers {
+            read(&mut m, v, line);
+        }
+        read(&mut m, 4, line);
+        (m, line)
+    };
+    // Upgrade (1,0)->(0,0) 1 hop 2 + dir 5 = 7 after the own L2's 10; the ack home->req 2.
+    // One sharer, tile 1 (0,1): home->1 2 + inv 6 + 1->req 2 hops 4 = 12.
+    let (mut m, line) = setup(&[1]);
+    let (stall, cause) = stall_of(&mut m, |m| write(m, 4, line));
+    assert_eq!((m.lat, stall, cause), (10 + 7 + 12, 10 + 7 + 12 - 4, Some(Cause::Upgrade)));
+    // Two sharers, tiles 1 and 7 (1,3): the farther one is home->7 4 hops 8 + inv 6 +
+    // 7->req 3 hops 6 = 20.
+    let (mut m, line) = setup(&[1, 7]);
+    let (stall, cause) = stall_of(&mut m, |m| write(m, 4, line));
+    assert_eq!((m.lat, stall, cause), (10 + 7 + 20, 10 + 7 + 20 - 4, Some(Cause::Upgrade)));
+    assert_eq!(total(&mut m).msgs(Msg::Inv), 2);
+}
+
+#[test]
+fn cycles_are_insts_times_cpi_plus_stalls_over_mlp() {
+    let mut p = tiny();
+    p.set("core.ghz", "2").unwrap();
+    p.set("core.cpi", "1.5").unwrap();
+    p.set("core.mlp", "2").unwrap();
+    let mut s = Slot::new("roi", 0);
+    s.ctr[Ctr::Insts as usize] = 1100;
+    s.vcpu_insts = vec![1000, 100];
+    s.vcpu_stall = vec![400, 3000];
+    s.stall[Cause::MemPcm as usize] = 3400;
+    let v: std::collections::HashMap<String, f64> = s.scalars(&p).into_iter().collect();
+    // vCPU 0: 1000 x 1.5 + 400 / 2 = 1700; vCPU 1: 100 x 1.5 + 3000 / 2 = 1650.
+    assert_eq!(v["time.cycles"], 1700.0);
+    assert_eq!(v["time.critical_vcpu"], 0.0);
+    assert_eq!(v["time.modelled_ns"], 850.0);
+    assert_eq!(v["time.cycles.sum"], 3350.0);
+    assert_eq!(v["time.base_cycles"], 1650.0);
+    assert_eq!(v["time.stall"], 3400.0);
+    assert_eq!(v["time.stall.effective"], 1700.0);
+    assert_eq!(v["time.stall.mem.pcm"], 3400.0);
+    assert_eq!(v["time.cpi"], 3350.0 / 1100.0);
+}
+
+#[test]
+fn a_region_gets_its_vcpus_stalls_and_the_dirty_lines_left_at_its_end() {
+    let pcm = MemRange { kind: DeviceKind::Pcm, start: 0, size: 1 << 20 };
+    let mut m = Machine::new(tiny(), 4, MemoryMap::new(vec![pcm]).unwrap(), 3, true);
+    let mut regions = Regions::default();
+    let at = |insts: Vec<u64>, dirty: [u64; 3]| Sample {
+        insts: insts.iter().sum(),
+        vcpu_insts: insts,
+        dirty,
+        ..Default::default()
+    };
+    regions.apply(&mut m.stats, Marker { op: MarkerOp::Begin, arg: 0 }, &|| at(vec![0; 4], [0; 3]));
+    let pcm_line = 7;
+    let dram_line = (1 << 20) / LINE_BYTES + 7;
+    m.access(2, pcm_line * LINE_BYTES, 0, 8, true, 1);
+    m.access(2, dram_line * LINE_BYTES, 0, 8, true, 1);
+    let lat_pcm_and_dram = m.stats.slots[1].vcpu_stall[2];
+    assert!(lat_pcm_and_dram > 0);
+    let dirty = m.dirty_lines();
+    assert_eq!(dirty, [1, 0, 1]);
+    regions.apply(&mut m.stats, Marker { op: MarkerOp::End, arg: 0 }, &|| at(vec![10, 0, 20, 0], dirty));
+    m.stats.settle();
+    let roi = &m.stats.slots[1];
+    let v: std::collections::HashMap<String, f64> = roi.scalars(&m.params).into_iter().collect();
+    assert_eq!(v["mem.pcm.dirty_at_end"], 1.0);
+    assert_eq!(v["mem.dram.dirty_at_end"], 1.0);
+    assert_eq!(v["mem.pcm.writes"], 0.0);
+    assert_eq!(v["time.cycles"], 20.0 + lat_pcm_and_dram as f64);
+    assert_eq!(v["time.critical_vcpu"], 2.0);
+    assert_eq!(roi.funcs[1][crate::stats::FuncCtr::StallCycles as usize], lat_pcm_and_dram);
+}
+
+#[test]
+fn timing_off_counts_no_stall_and_changes_no_other_statistic() {
+    let run = |timing: &str| {
+        let mut p = tiny();
+        p.set("timing", timing).unwrap();
+        let mut m = machine(p, 4, vec![]);
+        for (i, v) in [0usize, 1, 2, 3, 0, 2].into_iter().enumerate() {
+            write(&mut m, v, 1000 + i as u64 % 3);
+            read(&mut m, (v + 1) % 4, 1000 + i as u64 % 2);
+        }
+        m.stats.settle();
+        let s = &m.stats.slots[TOTAL];
+        (s.stall.iter().sum::<u64>(), s.total_msgs(), s.get(Ctr::L1dMisses))
+    };
+    let (on, off) = (run("on"), run("off"));
+    assert!(on.0 > 0);
+    assert_eq!(off.0, 0);
+    assert_eq!((on.1, on.2), (off.1, off.2));
+}
+
+/// Mean modelled latencies of each preset (idle machine, uniform lines and core pairs), for
+/// comparing with published figures: `cargo test --release -- --ignored --nocapture
+/// preset_latencies`.
+#[test]
+#[ignore]
+fn preset_latencies() {
+    for name in crate::params::PRESETS {
+        let p = preset(name).unwrap();
+        let cores = p.n_cores();
+        let cpt = p.cores_per_tile as usize;
+        let (ghz, n) = (p.timing.ghz, 400u64);
+        let mut m = machine(p.clone(), cores, vec![]);
+        let (mut mem, mut clean, mut dirty, mut pairs) = (0u64, 0u64, 0u64, 0u64);
+        for i in 0..n {
+            let line = 1_000_000 + 3 * i;
+            let (a, b) = ((i * 7 % cores as u64) as usize, ((i * 13 + 5) % cores as u64) as usize);
+            read(&mut m, a, line);
+            mem += m.lat;
+            if a / cpt == b / cpt {
+                continue;
+            }
+            pairs += 1;
+            read(&mut m, b, line);
+            clean += m.lat;
+            let line = 2_000_000 + 3 * i;
+            write(&mut m, a, line);
+            read(&mut m, b, line);
+            dirty += m.lat;
+        }
+        let ns = |sum: u64, k: u64| sum as f64 / k as f64 / ghz;
+        println!(
+            "{name:<11} {ghz} GHz  l1 {} l2 {}  memory read (DRAM) {:.0} ns  remote clean fwd {:.0} ns  dirty fwd {:.0} ns",
+            p.timing.l1,
+            p.timing.l2,
+            ns(mem, n),
+            ns(clean, pairs),
+            ns(dirty, pairs)
+        );
     }
 }

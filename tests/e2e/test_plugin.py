@@ -19,7 +19,7 @@ def run_study(tmp_path, name: str, body: str, study_extra: str = "") -> list[tup
         assert result_of(point_dir)["status"] == "ok", result_of(point_dir)
         params = json.loads((point_dir / "inputs.json").read_text())["params"]
         stats = json.loads((point_dir / "stats.json").read_text())
-        assert stats["schema"] == "manylab-stats/1"
+        assert stats["schema"] == "manylab-stats/2"
         runs.append((params, stats))
     return runs
 

@@ -80,7 +80,6 @@ def test_kernel_arguments_follow_the_clock(write_spec):
 
 @pytest.mark.parametrize("preset,tiles,banks,channels", [
     ("knl-64", 32, 32, 2),
-    ("knl-256", 32, 32, 2),
     ("altra-80", 80, 64, 8),
     ("icelake-32", 32, 32, 4),
     ("epyc2-64", 16, 16, 8),

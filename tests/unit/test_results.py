@@ -51,6 +51,18 @@ def test_table_rows_flatten_params_results_and_plugin_summary(tmp_path):
     assert b["status"] == "failed" and b["reason"] == "boom" and b["result.write.mib_s"] == ""
 
 
+def test_old_stats_files_mem_time_ns_reads_as_service_ns():
+    old = {"summary": {"roi.mem.time_ns": 5.0, "roi.mem.pcm.time_ns": 3.0, "roi.insts": 9,
+                       "region1.phase2.mem.dram.time_ns": 2.0}}
+    assert results.stats_columns(old, []) == {
+        "stats.roi.mem.service_ns": 5.0, "stats.roi.mem.pcm.service_ns": 3.0,
+        "stats.roi.insts": 9, "stats.region1.phase2.mem.dram.service_ns": 2.0}
+    new = {"summary": {"roi.mem.service_ns": 5.0, "roi.time.modelled_ns": 1.5}}
+    assert results.stats_columns(new, []) == {"stats.roi.mem.service_ns": 5.0,
+                                              "stats.roi.time.modelled_ns": 1.5}
+    assert results.renamed_summary_key("roi.time.modelled_ns") == "roi.time.modelled_ns"
+
+
 def test_load_gives_a_dataframe_with_the_swept_keys_and_a_parquet_copy(tmp_path):
     make_point(tmp_path, "a", "ok", [{"size": "4M", "mib_s": 10.0}],
                {"summary": {"roi.coh.msgs.inv": 7}})

@@ -16,7 +16,7 @@ from manylab.report.records import numeric_columns, ok_records
 PANELS_PER_FIGURE = 6
 KEY_FIGURES = ("insts", "mem.accesses", "l1d.miss_rate", "l2.miss_rate", "coh.msgs",
                "coh.hops", "coh.invalidations", "l1d.misses.coherence", "mem.reads",
-               "mem.writes", "mem.pcm.writes", "mem.energy_nj")
+               "mem.writes", "mem.pcm.writes", "mem.energy_nj", "time.modelled_ns")
 
 
 def key_columns(columns: list[str]) -> list[str]:
