@@ -12,13 +12,19 @@ from manylab.params import PointParams
 from manylab.paths import PLUGIN_DIR
 
 
-def library() -> Path:
-    override = os.environ.get("MANYLAB_PLUGIN")
-    path = Path(override) if override else PLUGIN_DIR / "target/release/libmanylab_plugin.so"
+def built(env: str, file_name: str, what: str) -> Path:
+    """A file of the plugin crate's release build ($env overrides), or a LabError naming the
+    fix when it is not built."""
+    override = os.environ.get(env)
+    path = Path(override) if override else PLUGIN_DIR / "target/release" / file_name
     if not path.is_file():
-        raise LabError(f"QEMU plugin {path} is not built: run scripts/setup.sh "
+        raise LabError(f"{what} {path} is not built: run scripts/setup.sh "
                        "(cargo build --release in plugin/)")
     return path
+
+
+def library() -> Path:
+    return built("MANYLAB_PLUGIN", "libmanylab_plugin.so", "QEMU plugin")
 
 
 def wanted(point: PointParams) -> bool:

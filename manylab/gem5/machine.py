@@ -8,25 +8,19 @@ of keeping a second copy in Python.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from manylab import plugin
 from manylab.errors import LabError
-from manylab.paths import PLUGIN_DIR
 
 Pos = tuple[int, int]
 
 
 def describer() -> Path:
-    override = os.environ.get("MANYLAB_MACHINE_BIN")
-    path = Path(override) if override else PLUGIN_DIR / "target/release/manylab-machine"
-    if not path.is_file():
-        raise LabError(f"{path} is not built: run scripts/setup.sh (cargo build --release in "
-                       "plugin/)")
-    return path
+    return plugin.built("MANYLAB_MACHINE_BIN", "manylab-machine", "the machine describer")
 
 
 def positions(text: str) -> list[Pos]:
