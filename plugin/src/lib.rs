@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod atomics;
+pub mod bandwidth;
 pub mod cache;
 pub mod coherence;
 pub mod describe;

@@ -291,6 +291,11 @@ fn process_cpu_s() -> f64 {
     ts[0] as f64 + ts[1] as f64 * 1e-9
 }
 
+/// Instructions executed by one vCPU so far: its modelled clock's base.
+fn vcpu_insts(vcpu: usize) -> u64 {
+    PLUGIN.get().and_then(|p| p.counters.get(vcpu)).map_or(0, |c| c.insts.load(Relaxed))
+}
+
 /// Instructions executed by all vCPUs so far: the NVMain trace's clock.
 fn all_insts() -> u64 {
     PLUGIN.get().map_or(0, |p| p.counters.iter().map(|c| c.insts.load(Relaxed)).sum())
@@ -423,6 +428,9 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
     }
     let mut machine =
         (config.mode == Mode::Full).then(|| Machine::new(params.clone(), max_vcpus, mem, n_ids, config.checker));
+    if let Some(m) = machine.as_mut() {
+        m.insts_of = Some(vcpu_insts);
+    }
     if let (Some(path), Some(m)) = (&config.nvmain_trace, machine.as_mut()) {
         m.nvmain = Some(Box::new(NvmainTrace::create(path, config.nvmain_device, all_insts)?));
     }
@@ -745,7 +753,14 @@ unsafe extern "C" fn on_marker(_vcpu: c_uint, data: *mut c_void) {
             Some(m) => &mut m.stats,
             None => count_stats,
         };
+        let was_open = regions.any_open();
         regions.apply(stats, marker, &|| Sample { dirty, ..p.sample() });
+        if !was_open && regions.any_open() {
+            // All vCPUs start the region at modelled time 0 (README "Memory bandwidth").
+            if let Some(m) = machine.as_mut() {
+                m.restart_clocks(&p.sample().vcpu_insts);
+            }
+        }
         if let Some(trace) = machine.as_mut().and_then(|m| m.nvmain.as_mut()) {
             trace.set_open(regions.any_open());
         }
