@@ -48,6 +48,23 @@ def metric_figure(records: list[Record], lay: Layout, columns: list[str], out_di
     return plots.save(fig, out_dir, name, title, caption)
 
 
+MODELLED_TIME_NOTE = ("Modelled time is the machine model's (plugin README \"Modelled time\"): "
+                      "max over vCPUs of instructions x CPI + stall cycles / MLP, at the "
+                      "preset's clock; not guest time.")
+
+
+def modelled_rate(records: list[Record], amount: str, time_ns: str, out: str,
+                  unit: float) -> list[Record]:
+    """Copies of the records holding both columns, with `out` = amount / unit per modelled
+    second (time_ns is a region's stats...time.modelled_ns)."""
+    rated = []
+    for record in records:
+        a, t = record.get(amount), record.get(time_ns)
+        if is_number(a) and is_number(t) and float(str(t)) > 0:
+            rated.append({**record, out: float(str(a)) / unit / (float(str(t)) * 1e-9)})
+    return rated
+
+
 def first_lines(records: list[Record]) -> list[Record]:
     """One record per point (its first result line): for per-point columns like stats.*."""
     return [r for r in records if r.get("line", 0) == 0]
