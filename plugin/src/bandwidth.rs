@@ -14,10 +14,17 @@
 //! bandwidth, and vCPUs that ask for more are pushed later, which is what bounds the modelled
 //! bandwidth. Bookings are by epoch, not by arrival order, so the order in which QEMU runs
 //! the vCPUs (one turn after another) does not change the capacity.
+//!
+//! A request whose epoch is more than `BEHIND` epochs before the newest one booked comes from
+//! a vCPU whose clock fell behind the others' because it executed nothing for a while (a
+//! halted vCPU has no cycles): it is booked as if it arrived `BEHIND` epochs before the newest
+//! booking and waits only the M/D/1 part, so a vCPU is never charged for the time it was
+//! halted (it is counted as `late`).
 
-/// Epochs remembered per controller: a request more than this many epochs behind the newest
-/// one booked (a vCPU whose clock stood still while it was halted) is not queued.
+/// Epochs remembered per controller.
 pub const RING: usize = 4096;
+/// How many epochs a request may be behind the newest booking and still be queued in full.
+pub const BEHIND: u64 = 8;
 /// Utilisation is clipped here in the M/D/1 formula (which diverges at 1).
 pub const RHO_MAX: f64 = 0.95;
 /// How far ahead a request may be pushed, in epochs (bounds the search).
@@ -92,9 +99,11 @@ impl Controller {
     /// Books a request of service time `s` (ns) arriving at `t` (ns) with epochs of `epoch`
     /// ns; returns its delay.
     pub fn book(&mut self, t: f64, s: f64, epoch: f64) -> Booking {
-        let k = (t.max(0.0) / epoch) as u64;
-        if self.newest > 0 && k + (RING as u64) < self.newest {
-            return Booking { late: true, ..Booking::default() };
+        let mut k = (t.max(0.0) / epoch) as u64;
+        // `newest` is the newest booked epoch + 1.
+        let late = k + BEHIND + 1 < self.newest;
+        if late {
+            k = self.newest - 1 - BEHIND;
         }
         let rho = if k > 0 { self.busy(k - 1) / epoch } else { 0.0 };
         let mut j = k;
@@ -103,8 +112,8 @@ impl Controller {
         }
         self.slot(j).busy += s;
         self.newest = self.newest.max(j + 1);
-        let overload_ns = if j == k { 0.0 } else { j as f64 * epoch - t };
-        Booking { overload_ns, mdl_ns: md1_wait(rho, s), late: false }
+        let overload_ns = if j == k || late { 0.0 } else { j as f64 * epoch - t };
+        Booking { overload_ns, mdl_ns: md1_wait(rho, s), late }
     }
 }
 
@@ -176,20 +185,37 @@ mod tests {
     fn no_epoch_holds_more_than_its_length_of_work() {
         // 1000 requests of 7 ns all arriving at t = 0 with 100 ns epochs: 14 fit per epoch, so
         // they span ceil(1000 / 14) = 72 epochs: the controller's throughput is its bandwidth.
+        // (From epoch 9 on they count as late: their epoch 0 is BEHIND epochs behind.)
         let mut c = Controller::default();
         let mut last = 0.0f64;
         for _ in 0..1000 {
             last = last.max(c.book(0.0, 7.0, 100.0).overload_ns);
         }
-        assert_eq!(last, 71.0 * 100.0);
+        assert_eq!(c.newest, 72);
+        assert!((0..72).all(|k| c.busy(k) <= 100.0 && c.busy(k) >= 98.0 || k == 71));
+        assert_eq!(last, 9.0 * 100.0);
     }
 
     #[test]
-    fn a_request_far_behind_the_newest_epoch_is_not_queued() {
+    fn a_request_far_behind_the_newest_epoch_waits_only_the_md1_part() {
+        // Epoch 10 ns, service 5: epoch 100 holds one booking (5 ns, rho 0.5 for epoch 101).
+        // A request at t = 0 is more than BEHIND = 8 epochs behind: booked as if in epoch
+        // 100 - 8 = 92, no overload wait; one at epoch 92 itself is queued in full.
         let mut c = Controller::default();
-        c.book((RING as f64 + 10.0) * 10.0, 5.0, 10.0);
-        assert!(c.book(0.0, 5.0, 10.0).late);
-        assert!(!c.book(20.0 * 10.0, 5.0, 10.0).late);
+        c.book(1000.0, 5.0, 10.0);
+        let b = c.book(0.0, 5.0, 10.0);
+        assert!(b.late);
+        assert_eq!(b.wait_ns(), 0.0);
+        assert!(!c.book(920.0, 5.0, 10.0).late); // epoch 92 now holds 10 ns: full
+        let b = c.book(921.0, 5.0, 10.0);
+        assert_eq!((b.late, b.overload_ns), (false, 9.0)); // pushed to epoch 93
+                                                           // Late requests still take capacity: epoch 93 has 5 ns left, then 94.
+        let b = c.book(0.0, 5.0, 10.0);
+        assert!(b.late);
+        assert_eq!(c.book(925.0, 5.0, 10.0).overload_ns, 15.0);
+        // At epoch 101 the late requests' time shows: epoch 100 holds 5 ns, rho 0.5.
+        let b = c.book(1010.0, 5.0, 10.0);
+        assert!((b.mdl_ns - 2.5).abs() < 1e-12);
         c.clear();
         assert!(!c.book(0.0, 5.0, 10.0).late);
     }
