@@ -475,6 +475,11 @@ impl Machine {
         (self.pos(r.home as usize), r.mc as usize)
     }
 
+    /// Stall cycles of `vcpu` so far (before the MLP division), whatever region is open.
+    pub fn stall_cycles(&self, vcpu: usize) -> u64 {
+        self.clock_stall.get(vcpu).copied().unwrap_or(0)
+    }
+
     /// The modelled clock of `vcpu` (ns since the clocks' origin): its instructions x CPI plus
     /// its stall cycles / MLP, as in "Modelled time".
     pub fn clock_ns(&self, vcpu: usize) -> f64 {
