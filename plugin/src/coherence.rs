@@ -495,8 +495,8 @@ impl Machine {
     }
 
     /// Sets every vCPU's clock to 0 (`vcpu_insts` = their instruction counts now) and forgets
-    /// the controllers' bookings: done when a region opens while none was open, so all vCPUs
-    /// start the region at one time.
+    /// the controllers' bookings: done at every region marker, so all vCPUs start a region or
+    /// phase at one time.
     pub fn restart_clocks(&mut self, vcpu_insts: &[u64]) {
         let n = vcpu_insts.len().max(self.clock_stall.len());
         self.clock_origin = (0..n)

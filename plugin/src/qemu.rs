@@ -775,13 +775,11 @@ unsafe extern "C" fn on_marker(_vcpu: c_uint, data: *mut c_void) {
             Some(m) => &mut m.stats,
             None => count_stats,
         };
-        let was_open = regions.any_open();
         regions.apply(stats, marker, &|| Sample { dirty, ..p.sample() });
-        if !was_open && regions.any_open() {
-            // All vCPUs start the region at modelled time 0 (README "Memory bandwidth").
-            if let Some(m) = machine.as_mut() {
-                m.restart_clocks(&p.sample().vcpu_insts);
-            }
+        // Every region and phase starts at one modelled time for all vCPUs, as its modelled
+        // time (max over vCPUs of their cycles in it) assumes (README "Memory bandwidth").
+        if let Some(m) = machine.as_mut() {
+            m.restart_clocks(&p.sample().vcpu_insts);
         }
         if let Some(trace) = machine.as_mut().and_then(|m| m.nvmain.as_mut()) {
             trace.set_open(regions.any_open());
