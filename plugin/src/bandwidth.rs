@@ -17,9 +17,10 @@
 //!
 //! A request whose epoch is more than `BEHIND` epochs before the newest one booked comes from
 //! a vCPU whose clock fell behind the others' because it executed nothing for a while (a
-//! halted vCPU has no cycles): it is booked as if it arrived `BEHIND` epochs before the newest
-//! booking and waits only the M/D/1 part, so a vCPU is never charged for the time it was
-//! halted (it is counted as `late`).
+//! halted vCPU, or one sleeping in a barrier, has no cycles): it is taken to arrive `BEHIND`
+//! epochs before the newest booking, and the caller moves that vCPU's queueing clock forward by
+//! the same shift, so a vCPU is not charged for the time it was halted but queues in step
+//! with the others from then on (it is counted as `late`).
 
 /// Epochs remembered per controller.
 pub const RING: usize = 4096;
@@ -44,13 +45,14 @@ pub struct Controller {
     newest: u64,
 }
 
-/// What one booking cost: the overload and M/D/1 parts of the wait (ns), or `late` if the
-/// request was too far behind to be queued.
+/// What one booking cost: the overload and M/D/1 parts of the wait (ns); for a `late`
+/// request, how far its arrival was moved forward (`shift_ns`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Booking {
     pub overload_ns: f64,
     pub mdl_ns: f64,
     pub late: bool,
+    pub shift_ns: f64,
 }
 
 impl Booking {
@@ -99,11 +101,15 @@ impl Controller {
     /// Books a request of service time `s` (ns) arriving at `t` (ns) with epochs of `epoch`
     /// ns; returns its delay.
     pub fn book(&mut self, t: f64, s: f64, epoch: f64) -> Booking {
-        let mut k = (t.max(0.0) / epoch) as u64;
+        let mut t = t.max(0.0);
+        let mut k = (t / epoch) as u64;
         // `newest` is the newest booked epoch + 1.
         let late = k + BEHIND + 1 < self.newest;
+        let mut shift_ns = 0.0;
         if late {
             k = self.newest - 1 - BEHIND;
+            shift_ns = k as f64 * epoch - t;
+            t = k as f64 * epoch;
         }
         let rho = if k > 0 { self.busy(k - 1) / epoch } else { 0.0 };
         let mut j = k;
@@ -112,8 +118,8 @@ impl Controller {
         }
         self.slot(j).busy += s;
         self.newest = self.newest.max(j + 1);
-        let overload_ns = if j == k || late { 0.0 } else { j as f64 * epoch - t };
-        Booking { overload_ns, mdl_ns: md1_wait(rho, s), late }
+        let overload_ns = if j == k { 0.0 } else { j as f64 * epoch - t };
+        Booking { overload_ns, mdl_ns: md1_wait(rho, s), late, shift_ns }
     }
 }
 
@@ -185,35 +191,34 @@ mod tests {
     fn no_epoch_holds_more_than_its_length_of_work() {
         // 1000 requests of 7 ns all arriving at t = 0 with 100 ns epochs: 14 fit per epoch, so
         // they span ceil(1000 / 14) = 72 epochs: the controller's throughput is its bandwidth.
-        // (From epoch 9 on they count as late: their epoch 0 is BEHIND epochs behind.)
+        // (From epoch 9 on they count as late, moved up to BEHIND epochs before the newest.)
         let mut c = Controller::default();
-        let mut last = 0.0f64;
         for _ in 0..1000 {
-            last = last.max(c.book(0.0, 7.0, 100.0).overload_ns);
+            c.book(0.0, 7.0, 100.0);
         }
         assert_eq!(c.newest, 72);
         assert!((0..72).all(|k| c.busy(k) <= 100.0 && c.busy(k) >= 98.0 || k == 71));
-        assert_eq!(last, 9.0 * 100.0);
     }
 
     #[test]
-    fn a_request_far_behind_the_newest_epoch_waits_only_the_md1_part() {
+    fn a_request_far_behind_the_newest_epoch_is_moved_up_not_charged_the_gap() {
         // Epoch 10 ns, service 5: epoch 100 holds one booking (5 ns, rho 0.5 for epoch 101).
-        // A request at t = 0 is more than BEHIND = 8 epochs behind: booked as if in epoch
-        // 100 - 8 = 92, no overload wait; one at epoch 92 itself is queued in full.
+        // A request at t = 3 is more than BEHIND = 8 epochs behind: it arrives at the start of
+        // epoch 100 - 8 = 92 instead (shift 917 ns) and, that epoch being empty, waits 0.
         let mut c = Controller::default();
         c.book(1000.0, 5.0, 10.0);
-        let b = c.book(0.0, 5.0, 10.0);
-        assert!(b.late);
-        assert_eq!(b.wait_ns(), 0.0);
-        assert!(!c.book(920.0, 5.0, 10.0).late); // epoch 92 now holds 10 ns: full
+        let b = c.book(3.0, 5.0, 10.0);
+        assert_eq!((b.late, b.shift_ns, b.wait_ns()), (true, 917.0, 0.0));
+        // epoch 92 now holds 10 ns: full; the next request there is pushed to epoch 93
+        assert!(!c.book(920.0, 5.0, 10.0).late);
         let b = c.book(921.0, 5.0, 10.0);
-        assert_eq!((b.late, b.overload_ns), (false, 9.0)); // pushed to epoch 93
-                                                           // Late requests still take capacity: epoch 93 has 5 ns left, then 94.
+        assert_eq!((b.late, b.overload_ns), (false, 9.0));
+        // A late request in a full epoch queues from its new arrival: epoch 92 is full, 93
+        // has 5 ns left: 930 - 920 = 10 ns.
         let b = c.book(0.0, 5.0, 10.0);
-        assert!(b.late);
+        assert_eq!((b.late, b.shift_ns, b.overload_ns), (true, 920.0, 10.0));
         assert_eq!(c.book(925.0, 5.0, 10.0).overload_ns, 15.0);
-        // At epoch 101 the late requests' time shows: epoch 100 holds 5 ns, rho 0.5.
+        // At epoch 101: epoch 100 holds 5 ns, rho 0.5.
         let b = c.book(1010.0, 5.0, 10.0);
         assert!((b.mdl_ns - 2.5).abs() < 1e-12);
         c.clear();

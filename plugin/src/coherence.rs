@@ -89,6 +89,9 @@ pub struct Machine {
     /// (insts - origin) x CPI + (stall - origin) / MLP cycles.
     clock_stall: Vec<u64>,
     clock_origin: Vec<(u64, u64)>,
+    /// Per vCPU, how far its queueing clock was moved forward (ns) since the last restart:
+    /// a vCPU that was idle (no cycles) rejoins the others (`bandwidth.rs`, `BEHIND`).
+    queue_shift_ns: Vec<f64>,
     /// Where the vCPUs' instruction counts come from (the plugin's counters); without it,
     /// `test_insts`.
     pub insts_of: Option<fn(usize) -> u64>,
@@ -166,6 +169,7 @@ impl Machine {
             queue_cycles: 0,
             clock_stall: Vec::new(),
             clock_origin: Vec::new(),
+            queue_shift_ns: Vec::new(),
             insts_of: None,
             test_insts: Vec::new(),
         }
@@ -503,6 +507,7 @@ impl Machine {
             .map(|v| (vcpu_insts.get(v).copied().unwrap_or(0), self.clock_stall.get(v).copied().unwrap_or(0)))
             .collect();
         self.ctrls.iter_mut().for_each(Controller::clear);
+        self.queue_shift_ns.clear();
     }
 
     /// One line to or from memory controller `mc`: counted, and booked into its epochs (if
@@ -514,10 +519,15 @@ impl Machine {
         if !self.params.bw.queue {
             return 0;
         }
-        let now = self.clock_ns(self.vcpu);
+        let v = self.vcpu;
+        if v >= self.queue_shift_ns.len() {
+            self.queue_shift_ns.resize(v + 1, 0.0);
+        }
+        let now = self.clock_ns(v) + self.queue_shift_ns[v];
         let booking = self.ctrls[mc].book(now, svc, self.params.bw.epoch_ns);
         if booking.late {
             self.stats.add(Ctr::QueueLate, 1);
+            self.queue_shift_ns[v] += booking.shift_ns;
         }
         if write {
             0

@@ -926,3 +926,20 @@ fn a_write_back_takes_controller_time_but_does_not_wait() {
     read(&mut m, 3, other);
     assert_eq!(total(&mut m).stall[Cause::Queue as usize], 200);
 }
+
+#[test]
+fn a_vcpu_far_behind_rejoins_the_others_without_a_stall() {
+    // vCPU 0 at 2000 ns books epoch 20; vCPU 1 (clock 0, idle so far) is more than 8 epochs
+    // behind: its read is taken to arrive at epoch 20 - 8 = 12 (1200 ns) and costs no
+    // queueing; its queueing clock stays moved up, so its next read, at 73 + 1200 ns, is not
+    // late but finds epoch 12 full (one 100 ns line) and waits for epoch 13: 27 ns.
+    let mut m = bw_machine("0.64");
+    let l = lines_homed_at(&m, 3, 3);
+    m.test_insts = vec![2000, 0];
+    read(&mut m, 0, l[0]);
+    read(&mut m, 1, l[1]);
+    assert_eq!(m.lat, 77);
+    read(&mut m, 1, l[2]);
+    let s = total(&mut m);
+    assert_eq!((s.get(Ctr::QueueLate), s.stall[Cause::Queue as usize]), (1, 27));
+}
