@@ -134,8 +134,8 @@ def guest_time_caveat(records: list[Record]) -> list[str]:
                      "vCPUs spends N guest nanoseconds per instruction step of each, so "
                      "guest-time rates measure work per machine instruction and do not grow "
                      "with cores even when the work scales perfectly. Read scaling from the "
-                     "instruction and coherence counts of the same work (modelled time per "
-                     "vCPU is issue #15's).")
+                     "rates in modelled time where the report draws them (the machine model's "
+                     "time), or from the instruction and coherence counts of the same work.")
     if not all(r.get("machine.reproducible") for r in records):
         notes.append("Caution: these rates are in guest time under TCG without icount, which "
                      "runs at the host's pace: points run at different host loads are not "
