@@ -6,7 +6,7 @@ turned into these once, after validation, and the code that runs a point reads t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from types import MappingProxyType
 from typing import Any, TypeVar
 
@@ -40,6 +40,7 @@ class MachineParams:
     quantum: int
     quantum_shared: int
     backend: str
+    quantum_unit: str = "instructions"  # what quantum counts: "instructions" or "cycles"
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,10 @@ def _section(kind: type[T], values: Mapping[str, Any], **convert: Any) -> T:
     if unknown:
         raise KeyError(f"{kind.__name__}: no field {', '.join(unknown)} (spec.SCHEMA and "
                        "manylab/params.py must list the same keys)")
-    return kind(**{name: convert.get(name, _same)(values[name]) for name in names})
+    given = {f.name for f in fields(kind) if f.name in values  # type: ignore[arg-type]
+             or f.default is MISSING}
+    return kind(**{name: convert.get(name, _same)(values[name]) for name in names
+                   if name in given})
 
 
 def _same(value: Any) -> Any:

@@ -44,6 +44,8 @@ def arguments(point: PointParams, stats_out: Path, system_map: Path) -> list[str
             f"roi={_flag(settings.roi)}", f"checker={_flag(settings.checker)}",
             f"sysmap={system_map}", f"quantum={point.machine.quantum}",
             f"quantum_shared={point.machine.quantum_shared}"]
+    if point.machine.quantum_unit != "instructions":
+        args.append(f"quantum_unit={point.machine.quantum_unit}")
     if settings.nvmain_trace:
         if mode != "full":
             raise LabError("plugin.nvmain_trace = true needs plugin.enabled = true and "

@@ -94,6 +94,10 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "quantum_shared": Field(int, 0, check=_not_negative,
                                 doc="adaptive turn length once a vCPU touches lines other "
                                     "vCPUs hold (full plugin mode); 0 = same as quantum"),
+        "quantum_unit": Field(str, "instructions", choices=("instructions", "cycles"),
+                              doc="what quantum and quantum_shared count: guest instructions, "
+                                  "or the plugin's modelled cycles (a vCPU that stalls more "
+                                  "runs fewer instructions per turn)"),
         "backend": Field(str, "qemu", choices=("qemu", "gem5"),
                          doc="qemu: QEMU + the plugin (default); gem5: the detailed tier, a "
                              "gem5 full-system run on the plugin preset's mesh ([gem5])"),

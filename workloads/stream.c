@@ -7,7 +7,7 @@
  * on their NUMA node, or on the node the workload is bound to), then each kernel runs REPS
  * times between barriers. Region 0 holds the threads' start and first touch (phase 0) and the
  * timed kernels; kernel k is phase k (copy 1, scale 2, add 3, triad 4), so the plugin reports
- * each kernel's traffic apart. Bytes count as
+ * each kernel's traffic apart; phase 5 holds the threads' exit and join. Bytes count as
  * STREAM counts them: 16 per element for copy and scale, 24 for add and triad. One result line:
  *   MANYLAB-RESULT {"workload":"stream","threads":...,"elements":...,"reps":...,
  *                   "kernels":[{"phase":1,"name":"copy","bytes":...,"seconds":...,
@@ -127,6 +127,8 @@ static void *work(void *arg)
 		if (w->id == 0)
 			s->seconds[k] += manylab_now();
 	}
+	if (w->id == 0)		/* the threads' exit and join: not part of the last kernel */
+		manylab_roi_phase_at(NKERNELS + 1);
 	return NULL;
 }
 

@@ -3,6 +3,7 @@
 use crate::memory::{DeviceKind, MemRange, MemoryMap};
 use crate::nvmain_trace::Select;
 use crate::params::{preset, Params};
+use crate::quantum::QuantumUnit;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -61,6 +62,8 @@ pub struct Config {
     pub quantum: u64,
     /// The turn length of a vCPU that lately touched lines other vCPUs hold (0: `quantum`).
     pub quantum_shared: u64,
+    /// What `quantum` and `quantum_shared` count: instructions or modelled cycles.
+    pub quantum_unit: QuantumUnit,
     /// Write the memory-side requests of the regions as an NVMain trace to this file.
     pub nvmain_trace: Option<String>,
     /// Whose requests go into the NVMain trace.
@@ -68,7 +71,7 @@ pub struct Config {
 }
 
 pub const ARG_KEYS: &str =
-    "out, preset, sysmap, mode, checker, roi, mem, quantum, quantum_shared, nvmain_trace, nvmain_device, set.<key>";
+    "out, preset, sysmap, mode, checker, roi, mem, quantum, quantum_shared, quantum_unit, nvmain_trace, nvmain_device, set.<key>";
 
 fn count(key: &str, value: &str) -> Result<u64, String> {
     value.parse().map_err(|_| format!("bad value '{value}' for {key}: expected a whole number"))
@@ -94,6 +97,7 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
         overrides: Vec::new(),
         quantum: 0,
         quantum_shared: 0,
+        quantum_unit: QuantumUnit::Instructions,
         nvmain_trace: None,
         nvmain_device: Select::Device(DeviceKind::Pcm),
     };
@@ -127,6 +131,7 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
             "mem" => cfg.mem.push(MemRange::parse(value)?),
             "quantum" => cfg.quantum = count(key, value)?,
             "quantum_shared" => cfg.quantum_shared = count(key, value)?,
+            "quantum_unit" => cfg.quantum_unit = QuantumUnit::parse(value)?,
             "nvmain_trace" if value.is_empty() => cfg.nvmain_trace = None,
             "nvmain_trace" => cfg.nvmain_trace = Some(value.into()),
             "nvmain_device" => cfg.nvmain_device = Select::parse(value)?,
@@ -176,12 +181,15 @@ mod tests {
             "set.cluster=quadrant",
             "quantum=1000",
             "quantum_shared=100",
+            "quantum_unit=cycles",
         ])
         .unwrap();
         assert_eq!((cfg.nvmain_trace.as_deref(), cfg.nvmain_device), (None, Select::Device(DeviceKind::Pcm)));
         let cfg2 = parse(&["nvmain_trace=/tmp/t.nvt", "nvmain_device=all"]).unwrap();
         assert_eq!((cfg2.nvmain_trace.as_deref(), cfg2.nvmain_device), (Some("/tmp/t.nvt"), Select::All));
         assert_eq!((cfg.quantum, cfg.quantum_shared), (1000, 100));
+        assert_eq!(cfg.quantum_unit, QuantumUnit::Cycles);
+        assert!(parse(&["quantum_unit=ns"]).unwrap_err().contains("quantum_unit"));
         assert_eq!(cfg.mode, Mode::Count);
         assert!(cfg.checker && cfg.roi == RoiGate::On && cfg.sysmap.is_none());
         assert_eq!(cfg.mem.len(), 2);

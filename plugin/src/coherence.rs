@@ -11,6 +11,7 @@
 //! - Invalidations go home->sharer, acks sharer->requester; an upgrade ends with an Ack.
 //! - Every L2 eviction is announced: PutM (dirty, then MemWr), PutE or PutS.
 
+use crate::bandwidth::Controller;
 use crate::cache::SetAssoc;
 use crate::directory::{bit, DirEntry, DirState, Directory, MissKind, NO_TILE};
 use crate::memory::MemoryMap;
@@ -76,6 +77,25 @@ pub struct Machine {
     pub cause: Cause,
     /// Per device, a line read's latency in core cycles.
     mem_read_cycles: [u64; 3],
+    /// Per device, a line's service time (ns) at one controller, read and write.
+    svc_read_ns: [f64; 3],
+    svc_write_ns: [f64; 3],
+    /// Per memory controller (`topo.mc_pos`), its bookings by epoch.
+    ctrls: Vec<Controller>,
+    /// Queueing cycles in the latency of the line access being modelled.
+    queue_cycles: u64,
+    /// Per vCPU: stall cycles so far (before the `core.mlp` division), and the instructions
+    /// and stall cycles at the clocks' origin (`restart_clocks`). A vCPU's modelled clock is
+    /// (insts - origin) x CPI + (stall - origin) / MLP cycles.
+    clock_stall: Vec<u64>,
+    clock_origin: Vec<(u64, u64)>,
+    /// Per vCPU, how far its queueing clock was moved forward (ns) since the last restart:
+    /// a vCPU that was idle (no cycles) rejoins the others (`bandwidth.rs`, `BEHIND`).
+    queue_shift_ns: Vec<f64>,
+    /// Where the vCPUs' instruction counts come from (the plugin's counters); without it,
+    /// `test_insts`.
+    pub insts_of: Option<fn(usize) -> u64>,
+    pub test_insts: Vec<u64>,
 }
 
 const NO_MRU: u64 = u64::MAX;
@@ -111,6 +131,10 @@ impl Machine {
         let data_flits = 1 + LINE_BYTES.div_ceil(params.flit_bytes as u64);
         let l1_sets = params.l1d.sets() as usize;
         let mem_read_cycles = DEVICE_KINDS.map(|k| params.timing.cycles(k.params(&params).read_ns));
+        let line = LINE_BYTES as f64;
+        let svc_read_ns = DEVICE_KINDS.map(|k| line / k.params(&params).bw_gbs);
+        let svc_write_ns = DEVICE_KINDS.map(|k| line / k.params(&params).bw_write_gbs);
+        let ctrls = (0..topo.mc_pos.len()).map(|_| Controller::default()).collect();
         Machine {
             params,
             topo,
@@ -139,6 +163,15 @@ impl Machine {
             lat: 0,
             cause: Cause::L2Hit,
             mem_read_cycles,
+            svc_read_ns,
+            svc_write_ns,
+            ctrls,
+            queue_cycles: 0,
+            clock_stall: Vec::new(),
+            clock_origin: Vec::new(),
+            queue_shift_ns: Vec::new(),
+            insts_of: None,
+            test_insts: Vec::new(),
         }
     }
 
@@ -211,10 +244,23 @@ impl Machine {
             let l1 = self.params.timing.l1 as u64;
             self.lat = l1;
             self.cause = Cause::L2Hit;
+            self.queue_cycles = 0;
             let s1 = self.access_line(core, line, store);
             if self.lat > l1 && self.params.timing.enabled {
-                // The L1D hit latency is part of the base CPI: the access stalls for the rest.
-                self.stats.stall(vcpu, self.cause, self.lat - l1, func);
+                // The L1D hit latency is part of the base CPI: the access stalls for the rest;
+                // the part spent queueing at a memory controller goes to its own cause.
+                let stall = self.lat - l1;
+                let queue = self.queue_cycles.min(stall);
+                if stall > queue {
+                    self.stats.stall(vcpu, self.cause, stall - queue, func);
+                }
+                if queue > 0 {
+                    self.stats.stall(vcpu, Cause::Queue, queue, func);
+                }
+                if vcpu >= self.clock_stall.len() {
+                    self.clock_stall.resize(vcpu + 1, 0);
+                }
+                self.clock_stall[vcpu] += stall;
             }
             self.flush_pending();
             let m = self.mru_index(core, line);
@@ -426,11 +472,68 @@ impl Machine {
         self.topo.tile_pos[tile]
     }
 
-    /// Home tile position and memory-controller position of a line.
-    fn route(&self, line: u64) -> (Pos, Pos) {
+    /// Home tile position and memory controller (index into `topo.mc_pos`) of a line.
+    fn route(&self, line: u64) -> (Pos, usize) {
         let place = self.mem.place(line);
         let r = self.topo.route(line, place.kind, place.quarter);
-        (self.pos(r.home as usize), r.mc)
+        (self.pos(r.home as usize), r.mc as usize)
+    }
+
+    /// Stall cycles of `vcpu` so far (before the MLP division), whatever region is open.
+    pub fn stall_cycles(&self, vcpu: usize) -> u64 {
+        self.clock_stall.get(vcpu).copied().unwrap_or(0)
+    }
+
+    /// The modelled clock of `vcpu` (ns since the clocks' origin): its instructions x CPI plus
+    /// its stall cycles / MLP, as in "Modelled time".
+    pub fn clock_ns(&self, vcpu: usize) -> f64 {
+        let t = &self.params.timing;
+        let insts = match self.insts_of {
+            Some(f) => f(vcpu),
+            None => self.test_insts.get(vcpu).copied().unwrap_or(0),
+        };
+        let (insts0, stall0) = self.clock_origin.get(vcpu).copied().unwrap_or((0, 0));
+        let stall = self.clock_stall.get(vcpu).copied().unwrap_or(0);
+        let cycles = insts.saturating_sub(insts0) as f64 * t.cpi + stall.saturating_sub(stall0) as f64 / t.mlp;
+        cycles / t.ghz
+    }
+
+    /// Sets every vCPU's clock to 0 (`vcpu_insts` = their instruction counts now) and forgets
+    /// the controllers' bookings: done at every region marker, so all vCPUs start a region or
+    /// phase at one time.
+    pub fn restart_clocks(&mut self, vcpu_insts: &[u64]) {
+        let n = vcpu_insts.len().max(self.clock_stall.len());
+        self.clock_origin = (0..n)
+            .map(|v| (vcpu_insts.get(v).copied().unwrap_or(0), self.clock_stall.get(v).copied().unwrap_or(0)))
+            .collect();
+        self.ctrls.iter_mut().for_each(Controller::clear);
+        self.queue_shift_ns.clear();
+    }
+
+    /// One line to or from memory controller `mc`: counted, and booked into its epochs (if
+    /// queueing is on). Returns the queueing delay in core cycles (0 for writes: they are
+    /// posted, off the critical path, but take the controller's time).
+    fn controller_access(&mut self, kind: usize, mc: usize, write: bool) -> u64 {
+        let svc = if write { self.svc_write_ns[kind] } else { self.svc_read_ns[kind] };
+        self.stats.controller_access(mc, svc);
+        if !self.params.bw.queue {
+            return 0;
+        }
+        let v = self.vcpu;
+        if v >= self.queue_shift_ns.len() {
+            self.queue_shift_ns.resize(v + 1, 0.0);
+        }
+        let now = self.clock_ns(v) + self.queue_shift_ns[v];
+        let booking = self.ctrls[mc].book(now, svc, self.params.bw.epoch_ns);
+        if booking.late {
+            self.stats.add(Ctr::QueueLate, 1);
+            self.queue_shift_ns[v] += booking.shift_ns;
+        }
+        if write {
+            0
+        } else {
+            self.params.timing.cycles(booking.wait_ns())
+        }
     }
 
     fn send(&mut self, m: Msg, from: Pos, to: Pos, line: u64) {
@@ -477,16 +580,19 @@ impl Machine {
 
     /// Reads the line from memory for `requester`; returns the latency from the home on
     /// (home -> controller, device read, controller -> requester) and sets the stall cause.
-    fn memory_read(&mut self, line: u64, home: Pos, mc: Pos, requester: Pos) -> u64 {
+    fn memory_read(&mut self, line: u64, home: Pos, mc_id: usize, requester: Pos) -> u64 {
+        let mc = self.topo.mc_pos[mc_id];
         self.send(Msg::MemRd, home, mc, line);
         let kind = self.mem.place(line).kind;
+        let queue = self.controller_access(kind as usize, mc_id, false);
+        self.queue_cycles += queue;
         self.stats.device_access(kind, line, false);
         self.cause = Cause::memory(kind);
         if let Some(trace) = self.nvmain.as_mut() {
             trace.request(&self.mem, line, false, self.core);
         }
         self.send(Msg::Data, mc, requester, line);
-        self.hop_cycles(home, mc) + self.mem_read_cycles[kind as usize] + self.hop_cycles(mc, requester)
+        self.hop_cycles(home, mc) + queue + self.mem_read_cycles[kind as usize] + self.hop_cycles(mc, requester)
     }
 
     #[inline]
@@ -507,9 +613,11 @@ impl Machine {
         self.hop_cycles(requester, home) + self.params.timing.dir as u64
     }
 
-    fn memory_write(&mut self, line: u64, home: Pos, mc: Pos) {
-        self.send(Msg::MemWr, home, mc, line);
-        self.stats.device_access(self.mem.place(line).kind, line, true);
+    fn memory_write(&mut self, line: u64, home: Pos, mc_id: usize) {
+        self.send(Msg::MemWr, home, self.topo.mc_pos[mc_id], line);
+        let kind = self.mem.place(line).kind;
+        self.controller_access(kind as usize, mc_id, true);
+        self.stats.device_access(kind, line, true);
         if let Some(trace) = self.nvmain.as_mut() {
             trace.request(&self.mem, line, true, self.core);
         }

@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod atomics;
+pub mod bandwidth;
 pub mod cache;
 pub mod coherence;
 pub mod describe;
@@ -11,6 +12,7 @@ pub mod json;
 pub mod memory;
 pub mod nvmain_trace;
 pub mod params;
+pub mod quantum;
 pub mod report;
 pub mod roi;
 pub mod running_vcpu;

@@ -66,6 +66,19 @@ pub struct DeviceParams {
     pub write_nj_per_bit: f64,
     /// Writes per cell before wear-out; 0 = unlimited.
     pub endurance: f64,
+    /// Bandwidth of one memory controller for this device's reads and for its writes (GB/s =
+    /// bytes per ns): a line takes 64 / bandwidth ns of the controller's time.
+    pub bw_gbs: f64,
+    pub bw_write_gbs: f64,
+}
+
+/// Memory-controller queueing (README.md "Memory bandwidth").
+#[derive(Clone, Debug, PartialEq)]
+pub struct BwParams {
+    /// Epoch length (modelled ns) over which a controller's utilisation is measured.
+    pub epoch_ns: f64,
+    /// Add the queueing delay to memory reads (`off`: bytes and utilisation are still counted).
+    pub queue: bool,
 }
 
 /// The timing model's figures: core clock, base CPI, overlap factor and the latencies (core
@@ -130,6 +143,7 @@ pub struct Params {
     pub hot_lines: u32,
     pub hot_functions: u32,
     pub timing: Timing,
+    pub bw: BwParams,
 }
 
 pub const KEYS: &[&str] = &[
@@ -174,23 +188,59 @@ pub const KEYS: &[&str] = &[
     "lat.fwd_clean",
     "lat.fwd_dirty",
     "lat.inv",
+    "bw.dram_gbs",
+    "bw.dram_write_gbs",
+    "bw.mcdram_gbs",
+    "bw.mcdram_write_gbs",
+    "bw.pcm_gbs",
+    "bw.pcm_write_gbs",
+    "bw.epoch_ns",
+    "bw.queue",
 ];
 
 /// Digest Table 1: DRAM read 50 ns, write 20-50 ns (upper bound taken), 0.1 nJ/bit both ways.
+/// Bandwidth: KNL 7210's DDR4-2133 controller (3 channels, ~45 GB/s sustained; README.md).
 fn dram_defaults() -> DeviceParams {
-    DeviceParams { read_ns: 50.0, write_ns: 50.0, read_nj_per_bit: 0.1, write_nj_per_bit: 0.1, endurance: 0.0 }
+    DeviceParams {
+        read_ns: 50.0,
+        write_ns: 50.0,
+        read_nj_per_bit: 0.1,
+        write_nj_per_bit: 0.1,
+        endurance: 0.0,
+        bw_gbs: 45.0,
+        bw_write_gbs: 45.0,
+    }
 }
 
 /// Digest Table 1: PCM read 50-100 ns (upper bound), write ~1 us, read 0.1 nJ/bit, write
 /// 1 nJ/bit, endurance 1e8 writes.
+/// Bandwidth per controller: one Optane DC PMM per channel, 6.6 GB/s read and 2.3 GB/s write
+/// (Izraelevitz et al. 2019; README.md), an estimate for the digest's PCM.
 fn pcm_defaults() -> DeviceParams {
-    DeviceParams { read_ns: 100.0, write_ns: 1000.0, read_nj_per_bit: 0.1, write_nj_per_bit: 1.0, endurance: 1e8 }
+    DeviceParams {
+        read_ns: 100.0,
+        write_ns: 1000.0,
+        read_nj_per_bit: 0.1,
+        write_nj_per_bit: 1.0,
+        endurance: 1e8,
+        bw_gbs: 6.6,
+        bw_write_gbs: 2.3,
+    }
 }
 
 /// MCDRAM has no figure in the digest: idle latency ~10% above DDR on KNL, energy assumed
 /// equal to DRAM (documented as an assumption in README.md).
+/// Bandwidth: one of KNL's 8 EDCs, ~450 GB/s STREAM / 8 = 56 GB/s (README.md).
 fn mcdram_defaults() -> DeviceParams {
-    DeviceParams { read_ns: 55.0, write_ns: 55.0, read_nj_per_bit: 0.1, write_nj_per_bit: 0.1, endurance: 0.0 }
+    DeviceParams {
+        read_ns: 55.0,
+        write_ns: 55.0,
+        read_nj_per_bit: 0.1,
+        write_nj_per_bit: 0.1,
+        endurance: 0.0,
+        bw_gbs: 56.0,
+        bw_write_gbs: 56.0,
+    }
 }
 
 fn knl(name: &str) -> Params {
@@ -228,6 +278,7 @@ fn knl(name: &str) -> Params {
             fwd_dirty: 30,
             inv: 20,
         },
+        bw: BwParams { epoch_ns: 1000.0, queue: true },
     }
 }
 
@@ -277,6 +328,8 @@ pub fn preset(name: &str) -> Result<Params, String> {
             p.l2 = CacheGeom { size_kib: 1024, ways: 8 };
             p.mc_ddr = vec![(1, -1), (3, -1), (4, -1), (6, -1), (1, 10), (3, 10), (4, 10), (6, 10)];
             p.mc_mcdram = vec![];
+            // One DDR4-3200 channel per controller: 25.6 GB/s peak, ~80% sustained (est.).
+            (p.dram.bw_gbs, p.dram.bw_write_gbs) = (20.5, 20.5);
             p.timing = Timing {
                 ghz: 3.0,
                 cpi: 0.5,
@@ -301,6 +354,8 @@ pub fn preset(name: &str) -> Result<Params, String> {
             p.l2 = CacheGeom { size_kib: 1280, ways: 20 };
             p.mc_ddr = vec![(1, -1), (3, -1), (1, 8), (3, 8)];
             p.mc_mcdram = vec![];
+            // Two DDR4-3200 channels per controller: 51.2 GB/s peak, ~80% sustained (est.).
+            (p.dram.bw_gbs, p.dram.bw_write_gbs) = (41.0, 41.0);
             p.timing = Timing {
                 ghz: 2.0,
                 cpi: 0.5,
@@ -328,6 +383,8 @@ pub fn preset(name: &str) -> Result<Params, String> {
             p.l2 = CacheGeom { size_kib: 16 * 1024, ways: 16 };
             p.mc_ddr = vec![(0, -1), (1, -1), (0, 4), (1, 4), (2, -1), (3, -1), (2, 4), (3, 4)];
             p.mc_mcdram = vec![];
+            // One DDR4-3200 channel per controller: ~150 GB/s STREAM over 8 channels.
+            (p.dram.bw_gbs, p.dram.bw_write_gbs) = (18.75, 18.75);
             p.timing = Timing {
                 ghz: 2.0,
                 cpi: 0.5,
@@ -352,6 +409,10 @@ pub fn preset(name: &str) -> Result<Params, String> {
             p.l2 = CacheGeom { size_kib: 4, ways: 4 };
             p.mc_ddr = vec![(0, -1)];
             p.mc_mcdram = vec![(1, 2)];
+            // Round numbers: at 1 GHz a DRAM line takes 1 ns (cycle) of its controller.
+            (p.dram.bw_gbs, p.dram.bw_write_gbs) = (64.0, 64.0);
+            (p.mcdram.bw_gbs, p.mcdram.bw_write_gbs) = (128.0, 128.0);
+            p.bw.epoch_ns = 100.0;
             // Round numbers for hand-computed tests: 1 GHz, so a device's ns are its cycles.
             p.timing = Timing {
                 ghz: 1.0,
@@ -440,6 +501,39 @@ impl Params {
                 _ => return Err(unknown_key(key)),
             };
             *slot = real(value)?;
+            return Ok(());
+        }
+        if let Some(rest) = key.strip_prefix("bw.") {
+            let dev = match rest.split_once('_').map(|(d, _)| d) {
+                Some("dram") => &mut self.dram,
+                Some("mcdram") => &mut self.mcdram,
+                Some("pcm") => &mut self.pcm,
+                _ => match rest {
+                    "epoch_ns" => match real(value)? {
+                        x if x > 0.0 => {
+                            self.bw.epoch_ns = x;
+                            return Ok(());
+                        }
+                        _ => return Err(format!("bad value '{value}' for set.{key}: expected a positive number")),
+                    },
+                    "queue" => {
+                        self.bw.queue = parse_bool("set.bw.queue", value)?;
+                        return Ok(());
+                    }
+                    _ => return Err(unknown_key(key)),
+                },
+            };
+            let slot = if rest.ends_with("_write_gbs") {
+                &mut dev.bw_write_gbs
+            } else if rest.ends_with("_gbs") && rest.matches('_').count() == 1 {
+                &mut dev.bw_gbs
+            } else {
+                return Err(unknown_key(key));
+            };
+            match real(value)? {
+                x if x > 0.0 => *slot = x,
+                _ => return Err(format!("bad value '{value}' for set.{key}: expected a positive number (GB/s)")),
+            }
             return Ok(());
         }
         match key {
@@ -638,6 +732,12 @@ impl Params {
             w.field_u64(&format!("lat.{name}.read"), t.cycles(dev.read_ns));
             w.field_u64(&format!("lat.{name}.write"), t.cycles(dev.write_ns));
         }
+        for (name, dev) in [("dram", &self.dram), ("mcdram", &self.mcdram), ("pcm", &self.pcm)] {
+            w.field_f64(&format!("bw.{name}_gbs"), dev.bw_gbs);
+            w.field_f64(&format!("bw.{name}_write_gbs"), dev.bw_write_gbs);
+        }
+        w.field_f64("bw.epoch_ns", self.bw.epoch_ns);
+        w.field_bool("bw.queue", self.bw.queue);
         w.end_object();
     }
 }
@@ -703,7 +803,7 @@ mod tests {
                 "vcpu_map" => "compact",
                 "cluster" => "snc4",
                 "allow_oversubscribe" => "on",
-                "timing" => "off",
+                "timing" | "bw.queue" => "off",
                 _ => "4",
             };
             p.set(key, value).unwrap_or_else(|e| panic!("{key}: {e}"));
@@ -711,5 +811,9 @@ mod tests {
         assert!(p.set("l3.size_kib", "4").unwrap_err().contains("set.l3.size_kib"));
         assert!(p.set("l2.ways", "x").unwrap_err().contains("set.l2.ways"));
         assert!(p.set("cluster", "hemi").unwrap_err().contains("quadrant"));
+        assert_eq!((p.dram.bw_gbs, p.pcm.bw_write_gbs, p.bw.epoch_ns, p.bw.queue), (4.0, 4.0, 4.0, false));
+        assert!(p.set("bw.dram_gbs", "0").unwrap_err().contains("set.bw.dram_gbs"));
+        assert!(p.set("bw.dram_read_gbs", "1").unwrap_err().contains("unknown key"));
+        assert!(p.set("bw.l2_gbs", "1").unwrap_err().contains("unknown key"));
     }
 }

@@ -15,6 +15,7 @@ use crate::atomics;
 use crate::coherence::Machine;
 use crate::nvmain_trace::NvmainTrace;
 use crate::params::Params;
+use crate::quantum::QuantumUnit;
 use crate::report::{self, Interleave, RunInfo};
 use crate::roi::{self, Isa, Marker, MarkerOp, Regions, Sample};
 use crate::running_vcpu::{self, BaseTable};
@@ -32,8 +33,10 @@ struct VcpuCounters {
     insts: AtomicU64,
     loads: AtomicU64,
     stores: AtomicU64,
-    /// Guest instructions left in the vCPU's turn (quantum > 0).
+    /// What is left of the vCPU's turn (quantum > 0), in `quantum_unit`'s units.
     turn_left: AtomicU64,
+    /// The vCPU's stall cycles when its previous block started (`quantum_unit=cycles`).
+    stall_seen: AtomicU64,
     /// The vCPU's accesses needed another cache during this turn (adaptive quantum).
     touched_remote: AtomicBool,
     switches: AtomicU64,
@@ -291,6 +294,11 @@ fn process_cpu_s() -> f64 {
     ts[0] as f64 + ts[1] as f64 * 1e-9
 }
 
+/// Instructions executed by one vCPU so far: its modelled clock's base.
+fn vcpu_insts(vcpu: usize) -> u64 {
+    PLUGIN.get().and_then(|p| p.counters.get(vcpu)).map_or(0, |c| c.insts.load(Relaxed))
+}
+
 /// Instructions executed by all vCPUs so far: the NVMain trace's clock.
 fn all_insts() -> u64 {
     PLUGIN.get().map_or(0, |p| p.counters.iter().map(|c| c.insts.load(Relaxed)).sum())
@@ -326,7 +334,20 @@ impl Plugin {
         self.model.lock()
     }
 
-    /// Ends the vCPU's turn once it has run its quantum of instructions.
+    /// What a block of `n` instructions costs a turn counted in modelled cycles: n x CPI plus
+    /// the stall cycles the vCPU's accesses added since its previous block, / MLP.
+    #[inline(never)]
+    fn turn_cost(&self, vcpu: usize, c: &VcpuCounters, n: u64) -> u64 {
+        let t = &self.params.timing;
+        // SAFETY: quantum > 0 needs single-threaded TCG (checked at install), where every
+        // callback runs on one thread.
+        let model = unsafe { self.model.get_unsynchronized() };
+        let stall = model.machine.as_ref().map_or(0, |m| m.stall_cycles(vcpu));
+        let seen = c.stall_seen.swap(stall, Relaxed);
+        self.config.quantum_unit.cost(n, stall.saturating_sub(seen), t.cpi, t.mlp)
+    }
+
+    /// Ends the vCPU's turn once it has run its quantum of instructions (or cycles).
     #[inline]
     fn spend_turn(&self, c: &VcpuCounters, n: u64) {
         let left = c.turn_left.load(Relaxed);
@@ -345,7 +366,8 @@ impl Plugin {
     fn yield_vcpu(&self, c: &VcpuCounters) {
         let shared = self.config.quantum_shared;
         let short = shared > 0 && c.touched_remote.swap(false, Relaxed);
-        c.turn_left.store(if short { shared } else { self.config.quantum }, Relaxed);
+        let unit = self.config.quantum_unit;
+        c.turn_left.store(unit.turn(if short { shared } else { self.config.quantum }), Relaxed);
         bump(&c.switches, 1);
         if short {
             bump(&c.short_turns, 1);
@@ -358,6 +380,7 @@ impl Plugin {
         Interleave {
             quantum: self.config.quantum,
             quantum_shared: self.config.quantum_shared,
+            quantum_unit: self.config.quantum_unit.name(),
             switches: sum(|c| &c.switches),
             short_turns: sum(|c| &c.short_turns),
             icount: self.icount,
@@ -423,13 +446,16 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
     }
     let mut machine =
         (config.mode == Mode::Full).then(|| Machine::new(params.clone(), max_vcpus, mem, n_ids, config.checker));
+    if let Some(m) = machine.as_mut() {
+        m.insts_of = Some(vcpu_insts);
+    }
     if let (Some(path), Some(m)) = (&config.nvmain_trace, machine.as_mut()) {
         m.nvmain = Some(Box::new(NvmainTrace::create(path, config.nvmain_device, all_insts)?));
     }
     let regions = Regions::new(config.mode != Mode::Full);
     let counters: Vec<VcpuCounters> = (0..max_vcpus).map(|_| VcpuCounters::default()).collect();
     for c in &counters {
-        c.turn_left.store(config.quantum, Relaxed);
+        c.turn_left.store(config.quantum_unit.turn(config.quantum), Relaxed);
     }
     let running = (serial_tcg && max_vcpus > 1).then(|| RunningVcpu::new(&target, config.sysmap.as_deref(), max_vcpus));
     let plugin = Plugin {
@@ -586,7 +612,11 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, data: *mut c_void) {
     bump(&c.insts, n);
     bump(&p.func_insts[vcpu][(data >> TB_FUNC_SHIFT) as usize], n);
     if p.config.quantum > 0 {
-        p.spend_turn(c, n);
+        let cost = match p.config.quantum_unit {
+            QuantumUnit::Instructions => n,
+            QuantumUnit::Cycles => p.turn_cost(vcpu, c, n),
+        };
+        p.spend_turn(c, cost);
     }
 }
 
@@ -746,6 +776,11 @@ unsafe extern "C" fn on_marker(_vcpu: c_uint, data: *mut c_void) {
             None => count_stats,
         };
         regions.apply(stats, marker, &|| Sample { dirty, ..p.sample() });
+        // Every region and phase starts at one modelled time for all vCPUs, as its modelled
+        // time (max over vCPUs of their cycles in it) assumes (README "Memory bandwidth").
+        if let Some(m) = machine.as_mut() {
+            m.restart_clocks(&p.sample().vcpu_insts);
+        }
         if let Some(trace) = machine.as_mut().and_then(|m| m.nvmain.as_mut()) {
             trace.set_open(regions.any_open());
         }

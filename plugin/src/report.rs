@@ -15,6 +15,8 @@ pub const SCHEMA: &str = "manylab-stats/2";
 pub struct Interleave {
     pub quantum: u64,
     pub quantum_shared: u64,
+    /// "instructions" or "cycles" (empty in tests = instructions).
+    pub quantum_unit: &'static str,
     pub switches: u64,
     pub short_turns: u64,
     pub icount: bool,
@@ -82,6 +84,10 @@ pub fn stats_json(run: &RunInfo, stats: &Stats, syms: &Symbols) -> String {
     w.field_object("interleave");
     w.field_u64("quantum", run.interleave.quantum);
     w.field_u64("quantum_shared", run.interleave.quantum_shared);
+    w.field_str(
+        "quantum_unit",
+        if run.interleave.quantum_unit.is_empty() { "instructions" } else { run.interleave.quantum_unit },
+    );
     w.field_u64("switches", run.interleave.switches);
     w.field_u64("short_turns", run.interleave.short_turns);
     w.field_bool("icount", run.interleave.icount);

@@ -39,6 +39,7 @@ counters! {
     L2Writebacks => "l2.writebacks",
     L2BackInvalidations => "l2.back_invalidations",
     CohInvalidations => "coh.invalidations",
+    QueueLate => "mem.queue.late",
 }
 
 pub const N_CTR: usize = CTR_NAMES.len();
@@ -119,8 +120,11 @@ pub enum Cause {
     FwdClean,
     FwdDirty,
     Upgrade,
+    /// Waiting at a memory controller (README "Memory bandwidth"): split off the read's cause.
+    Queue,
 }
-pub const CAUSE_NAMES: &[&str] = &["l2_hit", "mem.dram", "mem.mcdram", "mem.pcm", "fwd_clean", "fwd_dirty", "upgrade"];
+pub const CAUSE_NAMES: &[&str] =
+    &["l2_hit", "mem.dram", "mem.mcdram", "mem.pcm", "fwd_clean", "fwd_dirty", "upgrade", "queue"];
 pub const N_CAUSE: usize = CAUSE_NAMES.len();
 
 impl Cause {
@@ -150,6 +154,10 @@ pub struct Slot {
     pub dev_writes: [u64; 3],
     /// Dirty (M) lines per device still in the caches when this slot last closed.
     pub dirty_at_end: [u64; 3],
+    /// Per memory controller: lines moved (reads + writes) and the controller time they took
+    /// (ns: 64 bytes / the device's bandwidth each).
+    pub mc_lines: Vec<u64>,
+    pub mc_busy_ns: Vec<f64>,
     /// Stall cycles per cause, summed over vCPUs, before the `core.mlp` division.
     pub stall: [u64; N_CAUSE],
     /// Per vCPU: stall cycles (before the division) and instructions.
@@ -173,6 +181,8 @@ impl Slot {
             dev_reads: [0; 3],
             dev_writes: [0; 3],
             dirty_at_end: [0; 3],
+            mc_lines: Vec::new(),
+            mc_busy_ns: Vec::new(),
             stall: [0; N_CAUSE],
             vcpu_stall: Vec::new(),
             vcpu_insts: Vec::new(),
@@ -251,6 +261,7 @@ impl Slot {
             out.push((format!("mem.{}.energy_nj", kind.name()), e));
             out.push((format!("mem.{}.service_ns", kind.name()), t));
             out.push((format!("mem.{}.dirty_at_end", kind.name()), d));
+            out.push((format!("mem.{}.bytes", kind.name()), (r + w) * LINE_BYTES as f64));
             reads += r;
             writes += w;
             energy += e;
@@ -262,6 +273,16 @@ impl Slot {
         out.push(("mem.energy_nj".into(), energy));
         out.push(("mem.service_ns".into(), time));
         out.push(("mem.dirty_at_end".into(), dirty));
+        out.push(("mem.bytes".into(), (reads + writes) * LINE_BYTES as f64));
+        // Per controller (DDR ones first, then the EDCs; README "Memory bandwidth").
+        let modelled_ns = self.vcpu_cycles(p).iter().map(|v| v.2).fold(0.0, f64::max) / p.timing.ghz;
+        let n_mc = p.mc_ddr.len() + p.mc_mcdram.len();
+        for k in 0..n_mc {
+            let lines = self.mc_lines.get(k).copied().unwrap_or(0) as f64;
+            let busy = self.mc_busy_ns.get(k).copied().unwrap_or(0.0);
+            out.push((format!("mem.mc{k}.bytes"), lines * LINE_BYTES as f64));
+            out.push((format!("mem.mc{k}.utilisation"), if modelled_ns > 0.0 { busy / modelled_ns } else { 0.0 }));
+        }
         let max_writes = self.pcm_max_line_writes() as f64;
         out.push(("mem.pcm.lines_written".into(), self.pcm_line_writes.len() as f64));
         out.push(("mem.pcm.max_line_writes".into(), max_writes));
@@ -421,6 +442,8 @@ pub const SUMMARY_KEYS: &[&str] = &[
     "mem.energy_nj",
     "mem.service_ns",
     "mem.dirty_at_end",
+    "mem.bytes",
+    "mem.queue.late",
     "mem.pcm.max_line_writes",
     "mem.pcm.lifetime_runs",
 ];
@@ -429,6 +452,7 @@ pub fn in_summary(name: &str) -> bool {
     SUMMARY_KEYS.contains(&name)
         || name.starts_with("coh.msgs.")
         || name.starts_with("time.")
+        || name.starts_with("mem.mc")
         || (name.starts_with("mem.") && ["dram.", "mcdram.", "pcm."].iter().any(|d| name[4..].starts_with(d)))
 }
 
@@ -541,6 +565,19 @@ impl Stats {
             if (func as usize) < self.n_funcs {
                 slot.funcs[func as usize][FuncCtr::StallCycles as usize] += cycles;
             }
+        }
+    }
+
+    /// A line moved by memory controller `mc`, taking `busy_ns` of its time.
+    pub fn controller_access(&mut self, mc: usize, busy_ns: f64) {
+        for &s in &self.active {
+            let slot = &mut self.slots[s];
+            if mc >= slot.mc_lines.len() {
+                slot.mc_lines.resize(mc + 1, 0);
+                slot.mc_busy_ns.resize(mc + 1, 0.0);
+            }
+            slot.mc_lines[mc] += 1;
+            slot.mc_busy_ns[mc] += busy_ns;
         }
     }
 

@@ -620,10 +620,11 @@ fn stall_of(m: &mut Machine, f: impl FnOnce(&mut Machine)) -> (u64, Option<Cause
         Cause::FwdClean,
         Cause::FwdDirty,
         Cause::Upgrade,
+        Cause::Queue,
     ];
     let mut cause = None;
     for i in 0..N_CAUSE {
-        if after[i] != before[i] {
+        if after[i] != before[i] && causes[i] != Cause::Queue {
             assert!(cause.is_none(), "one access, one cause");
             cause = Some(causes[i]);
         }
@@ -833,4 +834,112 @@ fn preset_latencies() {
             ns(dirty, pairs)
         );
     }
+}
+
+// ---- Memory bandwidth: hand-computed queueing on tiny-4 (one DDR controller at (0,-1), 1 GHz
+// so ns = cycles). A DRAM read from tile 0 or tile 1 of a line homed at tile 3 costs 77 cycles
+// unloaded (tile 0: 10 + 2 hops x 2 + 5 + 3 x 2 + 50 + 1 x 2; tile 1: 10 + 2 + 5 + 6 + 50 + 2 x 2).
+
+fn bw_machine(read_gbs: &str) -> Machine {
+    let mut p = tiny();
+    p.set("bw.dram_gbs", read_gbs).unwrap();
+    p.set("bw.epoch_ns", "100").unwrap();
+    machine(p, 4, vec![])
+}
+
+fn lines_homed_at(m: &Machine, tile: u16, n: usize) -> Vec<u64> {
+    (1000..).filter(|&l| m.topo.route(l, DeviceKind::Dram, 0).home == tile).take(n).collect()
+}
+
+#[test]
+fn a_read_finding_its_epoch_full_waits_for_the_next_with_room() {
+    // 0.64 GB/s: a line takes 100 ns of the controller, a whole 100 ns epoch.
+    let mut m = bw_machine("0.64");
+    let l = lines_homed_at(&m, 3, 3);
+    read(&mut m, 0, l[0]); // clock 0, epoch 0: booked there, no wait
+    assert_eq!(m.lat, 77);
+    read(&mut m, 1, l[1]); // vCPU 1's clock is 0 too: epoch 0 is full -> epoch 1, 100 ns later
+    assert_eq!(m.lat, 177);
+    // vCPU 0's clock is now its stall, 73 ns: epochs 0 and 1 are full -> epoch 2 (200 - 73),
+    // and the M/D/1 part reads epoch -1 (none): 0.
+    read(&mut m, 0, l[2]);
+    assert_eq!(m.lat, 77 + 127);
+    m.stats.settle();
+    let s = &m.stats.slots[TOTAL];
+    assert_eq!(s.stall[Cause::Queue as usize], 100 + 127);
+    assert_eq!(s.stall[Cause::MemDram as usize], 3 * 73);
+    let v: std::collections::HashMap<String, f64> = s.scalars(&m.params).into_iter().collect();
+    assert_eq!(v["time.stall.queue"], 227.0);
+    assert_eq!(v["mem.dram.bytes"], 192.0);
+    assert_eq!(v["mem.mc0.bytes"], 192.0);
+    assert_eq!(v["mem.mc1.bytes"], 0.0); // the MCDRAM controller
+                                         // vCPU 0: 73 + 200 = 273 ns; busy 3 x 100 ns (booked up to epoch 2, past that time)
+    assert_eq!(v["time.modelled_ns"], 273.0);
+    assert_eq!(v["mem.mc0.utilisation"], 300.0 / 273.0);
+}
+
+#[test]
+fn the_previous_epochs_utilisation_gives_the_md1_wait() {
+    // 1.28 GB/s: 50 ns per line. One read in epoch 0 (rho 0.5); vCPU 1 at 150 ns (150
+    // instructions at CPI 1) reads in epoch 1: 0.5 / (2 x 0.5) x 50 = 25 ns of queueing.
+    let mut m = bw_machine("1.28");
+    let l = lines_homed_at(&m, 3, 2);
+    read(&mut m, 0, l[0]);
+    m.test_insts = vec![0, 150];
+    assert_eq!(m.clock_ns(1), 150.0);
+    read(&mut m, 1, l[1]);
+    assert_eq!(m.lat, 77 + 25);
+    assert_eq!(total(&mut m).stall[Cause::Queue as usize], 25);
+}
+
+#[test]
+fn queue_off_counts_bytes_but_adds_no_wait_and_restart_zeroes_the_clocks() {
+    let mut m = bw_machine("0.64");
+    m.params.bw.queue = false;
+    let l = lines_homed_at(&m, 3, 2);
+    read(&mut m, 0, l[0]);
+    read(&mut m, 1, l[1]);
+    assert_eq!(m.lat, 77);
+    let s = total(&mut m);
+    assert_eq!((s.stall[Cause::Queue as usize], s.mc_lines[0]), (0, 2));
+    m.test_insts = vec![1000, 0];
+    assert_eq!(m.clock_ns(0), 1000.0 + 73.0);
+    m.restart_clocks(&[1000, 0]);
+    assert_eq!((m.clock_ns(0), m.clock_ns(1)), (0.0, 0.0));
+    m.test_insts = vec![1010, 0];
+    assert_eq!(m.clock_ns(0), 10.0);
+}
+
+#[test]
+fn a_write_back_takes_controller_time_but_does_not_wait() {
+    // A dirty line read by another tile: the owner's write-back (Wb + MemWr) books 100 ns
+    // in epoch 0 after the first read's 100 ns has filled it; the reader waits only for the
+    // forward. A later read by vCPU 2 at clock 0 is pushed past both: to epoch 2.
+    let mut m = bw_machine("0.64");
+    m.params.dram.bw_write_gbs = 0.64;
+    let line = line_homed_at(&m, 3);
+    write(&mut m, 0, line); // memory read, epoch 0
+    read(&mut m, 2, line); // forward from tile 0, write-back booked in epoch 1 (0 full)
+    assert_eq!(total(&mut m).dev_writes[DeviceKind::Dram as usize], 1);
+    assert_eq!(total(&mut m).stall[Cause::Queue as usize], 0);
+    let other = lines_homed_at(&m, 3, 2)[1];
+    read(&mut m, 3, other);
+    assert_eq!(total(&mut m).stall[Cause::Queue as usize], 200);
+}
+
+#[test]
+fn a_vcpu_far_behind_rejoins_the_others_without_a_stall() {
+    // vCPU 0 at 2000 ns books epoch 20; vCPU 1 (clock 0, idle so far) is more than 8 epochs
+    // behind: its read is taken to arrive at epoch 20 - 8 = 12 (1200 ns) and costs no
+    // queueing; its queueing clock stays moved up, so its next read, at 73 + 1200 ns, is not
+    // late but finds epoch 12 full (one 100 ns line) and waits for epoch 13: 27 ns.
+    let mut m = bw_machine("0.64");
+    let l = lines_homed_at(&m, 3, 3);
+    m.test_insts = vec![2000, 0];
+    read(&mut m, 0, l[0]);
+    read(&mut m, 1, l[1]);
+    assert_eq!(m.lat, 77);
+    read(&mut m, 1, l[2]);
+    let s = total(&mut m);
+    assert_eq!((s.get(Ctr::QueueLate), s.stall[Cause::Queue as usize]), (1, 27));
 }

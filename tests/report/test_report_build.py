@@ -181,3 +181,45 @@ def test_rate_notes_follow_the_clock():
     assert len(free) == 1 and "host's pace" in free[0]
     assert len(guest_time_caveat([{"machine.reproducible": True},
                                   {"machine.reproducible": False}])) == 2
+
+
+def test_pwriter_report_adds_throughput_in_modelled_time(tmp_path):
+    study = tmp_path / "pwm"
+    for procs in (1, 2):
+        # 2 MiB written in 1 ms of modelled time -> 2000 MiB/s; read 1 MiB in 0.5 ms -> 2000
+        write_point(study, f"p{procs}", params("pwriter", {"procs": procs}, 0, procs),
+                    [{"workload": "pwriter", "procs": procs, "ok": True,
+                      "write": {"aggregate_mib_s": 10.0 * procs, "bytes": procs << 21},
+                      "read": {"aggregate_mib_s": 20.0, "bytes": 1 << 20}}],
+                    stats={"roi.phase1.time.modelled_ns": 1e6,
+                           "roi.phase2.time.modelled_ns": 5e5})
+    index = make_report(study)
+    sources, text = images_of(index)
+    assert sources[:2] == ["pwriter-throughput.png", "pwriter-throughput-modelled.png"]
+    assert "MiB per modelled second" in text and "not guest time" in text
+    from manylab.report.kinds.common import modelled_rate
+    rows = modelled_rate([{"b": 3 << 20, "t": 1.5e9}, {"b": 1, "t": 0}, {"t": 5}], "b", "t",
+                         "r", 1 << 20)
+    assert rows == [{"b": 3 << 20, "t": 1.5e9, "r": 2.0}]
+
+
+def test_stream_report_draws_guest_and_modelled_bandwidth_per_kernel(tmp_path):
+    from manylab.report.kinds.stream import with_rates
+    study = tmp_path / "st"
+    kernels = [{"phase": k, "name": n, "bytes": 1 << 20, "seconds": 0.1, "mib_s": 10.0 * k}
+               for k, n in enumerate(("copy", "scale", "add", "triad"), start=1)]
+    for threads in (1, 4):
+        stats = {f"roi.phase{k}.mem.bytes": 9e6 * threads for k in range(1, 5)}
+        stats |= {f"roi.phase{k}.time.modelled_ns": 1e6 for k in range(1, 5)}
+        write_point(study, f"t{threads}", params("stream", {"threads": threads}, 0, threads),
+                    [{"workload": "stream", "threads": threads, "kernels": kernels,
+                      "verified": True}], stats=stats)
+    index = make_report(study)
+    sources, text = images_of(index)
+    assert {"stream-bandwidth-guest.png", "stream-bandwidth-modelled.png"} <= set(sources)
+    assert "GB per modelled second" in text
+    row = with_rates({"result.kernels": json.dumps(kernels), "stats.roi.phase4.mem.bytes": 36e6,
+                      "stats.roi.phase4.time.modelled_ns": 1e6})
+    assert row["modelled.triad.gb_s"] == 36.0
+    assert row["guest.add.mib_s"] == 30.0
+    assert "modelled.copy.gb_s" not in row

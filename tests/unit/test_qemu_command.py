@@ -109,7 +109,14 @@ def test_the_plugin_loads_for_the_quantum_alone_in_mode_none(write_spec):
     assert plugin.wanted(params)
     args = plugin.arguments(params, Path("/r/stats.json"), Path("/k/System.map"))
     assert "mode=none" in args and "quantum=500" in args
+    assert not any(a.startswith("quantum_unit=") for a in args)
     assert not plugin.wanted(point(write_spec, "[machine]\nquantum = 0\n"))
+
+
+def test_quantum_unit_cycles_goes_to_the_plugin(write_spec):
+    params = point(write_spec, "[machine]\nquantum = 2000\nquantum_unit = 'cycles'\n")
+    args = plugin.arguments(params, Path("/r/stats.json"), Path("/k/System.map"))
+    assert "quantum=2000" in args and "quantum_unit=cycles" in args
 
 
 def test_workload_command_and_run_script(write_spec):

@@ -36,7 +36,7 @@ def plot_set(workload: str) -> PlotSet:
     return REGISTRY.get(workload, REGISTRY["generic"])
 
 
-BUILTIN = ("contention", "forkbench", "generic", "mmf", "pwriter")
+BUILTIN = ("contention", "forkbench", "generic", "mmf", "pwriter", "stream")
 
 
 def _load_builtin() -> None:

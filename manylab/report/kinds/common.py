@@ -48,6 +48,23 @@ def metric_figure(records: list[Record], lay: Layout, columns: list[str], out_di
     return plots.save(fig, out_dir, name, title, caption)
 
 
+MODELLED_TIME_NOTE = ("Modelled time is the machine model's (plugin README \"Modelled time\"): "
+                      "max over vCPUs of instructions x CPI + stall cycles / MLP, at the "
+                      "preset's clock; not guest time.")
+
+
+def modelled_rate(records: list[Record], amount: str, time_ns: str, out: str,
+                  unit: float) -> list[Record]:
+    """Copies of the records holding both columns, with `out` = amount / unit per modelled
+    second (time_ns is a region's stats...time.modelled_ns)."""
+    rated = []
+    for record in records:
+        a, t = record.get(amount), record.get(time_ns)
+        if is_number(a) and is_number(t) and float(str(t)) > 0:
+            rated.append({**record, out: float(str(a)) / unit / (float(str(t)) * 1e-9)})
+    return rated
+
+
 def first_lines(records: list[Record]) -> list[Record]:
     """One record per point (its first result line): for per-point columns like stats.*."""
     return [r for r in records if r.get("line", 0) == 0]
@@ -117,8 +134,8 @@ def guest_time_caveat(records: list[Record]) -> list[str]:
                      "vCPUs spends N guest nanoseconds per instruction step of each, so "
                      "guest-time rates measure work per machine instruction and do not grow "
                      "with cores even when the work scales perfectly. Read scaling from the "
-                     "instruction and coherence counts of the same work (modelled time per "
-                     "vCPU is issue #15's).")
+                     "rates in modelled time where the report draws them (the machine model's "
+                     "time), or from the instruction and coherence counts of the same work.")
     if not all(r.get("machine.reproducible") for r in records):
         notes.append("Caution: these rates are in guest time under TCG without icount, which "
                      "runs at the host's pace: points run at different host loads are not "

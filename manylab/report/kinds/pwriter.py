@@ -8,10 +8,12 @@ from manylab.report import plots
 from manylab.report.axes import Layout, series_label, writers_layout
 from manylab.report.kinds import PlotSet, register
 from manylab.report.kinds.common import (
+    MODELLED_TIME_NOTE,
     baseline,
     guest_time_caveat,
     measured_lines,
     metric_figure,
+    modelled_rate,
     series_keys,
     setting_gains,
 )
@@ -21,6 +23,26 @@ from manylab.report.records import Record, numeric_columns, ok_records
 from manylab.report.stats import aggregate, sorted_values
 
 WRITE, READ = "result.write.aggregate_mib_s", "result.read.aggregate_mib_s"
+# Per phase: the bytes it moved, its ROI phase's modelled time, the derived rate's column.
+MODELLED = (("result.write.bytes", "stats.roi.phase1.time.modelled_ns", "modelled.write.mib_s"),
+            ("result.read.bytes", "stats.roi.phase2.time.modelled_ns", "modelled.read.mib_s"))
+
+
+def modelled_figure(good: list[Record], lay: Layout, out_dir: Path) -> plots.Figure | None:
+    """Throughput in modelled time: a phase's bytes / its ROI phase's time.modelled_ns."""
+    rated = good
+    columns: list[str] = []
+    for amount, time_ns, out in MODELLED:
+        with_rate = modelled_rate(rated, amount, time_ns, out, 1 << 20)
+        if with_rate:
+            rated, columns = with_rate, [*columns, out]
+    if not columns:
+        return None
+    return metric_figure(rated, lay, columns, out_dir, "pwriter-throughput-modelled",
+                         f"Aggregate throughput in modelled time vs {lay.x}",
+                         "MiB per modelled second: the phase's bytes (result.<phase>.bytes) / "
+                         "its ROI phase's stats.roi.phase<k>.time.modelled_ns (write = phase "
+                         "1, read = phase 2). " + MODELLED_TIME_NOTE, log2_x=True)
 
 
 def gain_figure(gain_rows: list[Record], lay: Layout, out_dir: Path, label: str,
@@ -54,6 +76,9 @@ def sections(ctx: Context) -> list[Section]:
                              "All bytes / (last finish - first start), guest time; mean ± "
                              "sample std over repeats; one line per kernel variant and "
                              "swept factor.", log2_x=True)]
+    modelled = modelled_figure(good, lay, ctx.out_dir)
+    if modelled is not None:
+        figures.append(modelled)
     paragraphs = guest_time_caveat(good)
     tables = []
     base = baseline(ctx, good)
@@ -85,7 +110,8 @@ def sections(ctx: Context) -> list[Section]:
 
 
 def columns(records: list[Record], swept: list[str]) -> list[str]:
-    return swept + ["repeat", "result.procs", "result.size", WRITE, READ, "result.verified"]
+    return swept + ["repeat", "result.procs", "result.size", WRITE, READ, "result.verified",
+                    *[time_ns for _, time_ns, _ in MODELLED]]
 
 
 PWRITER = register(PlotSet("pwriter", sections, columns))

@@ -1,0 +1,92 @@
+//! What a vCPU's turn (`quantum=N`) counts: guest instructions, or modelled cycles
+//! (`quantum_unit=cycles`: instructions x `core.cpi` + stall cycles / `core.mlp`, the vCPU's
+//! modelled clock), so that a vCPU that stalls more runs fewer instructions per turn.
+
+/// Cycles are counted in 1/1024ths, so that a block of a few instructions at a CPI below 1
+/// is not rounded away.
+pub const FIXED_ONE: u64 = 1024;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuantumUnit {
+    Instructions,
+    Cycles,
+}
+
+impl QuantumUnit {
+    pub fn parse(value: &str) -> Result<QuantumUnit, String> {
+        match value {
+            "instructions" | "insts" => Ok(QuantumUnit::Instructions),
+            "cycles" => Ok(QuantumUnit::Cycles),
+            _ => Err(format!("bad value '{value}' for quantum_unit: expected instructions or cycles")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            QuantumUnit::Instructions => "instructions",
+            QuantumUnit::Cycles => "cycles",
+        }
+    }
+
+    /// A turn of `quantum` units in the counter's units.
+    pub fn turn(self, quantum: u64) -> u64 {
+        match self {
+            QuantumUnit::Instructions => quantum,
+            QuantumUnit::Cycles => quantum.saturating_mul(FIXED_ONE),
+        }
+    }
+
+    /// What a block of `insts` instructions costs the turn, the vCPU having stalled
+    /// `stall_cycles` (before the MLP division) since its previous block.
+    pub fn cost(self, insts: u64, stall_cycles: u64, cpi: f64, mlp: f64) -> u64 {
+        match self {
+            QuantumUnit::Instructions => insts,
+            QuantumUnit::Cycles => {
+                let cycles = insts as f64 * cpi + stall_cycles as f64 / mlp;
+                (cycles * FIXED_ONE as f64).round() as u64
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Blocks of 10 instructions, each followed by `stall` cycles, until a turn of `quantum`
+    /// units is used up (as `spend_turn` does: the block that reaches it ends the turn);
+    /// returns the instructions the turn ran.
+    fn turn_insts(unit: QuantumUnit, quantum: u64, stall: u64, cpi: f64, mlp: f64) -> u64 {
+        let mut left = unit.turn(quantum);
+        let mut insts = 0;
+        loop {
+            insts += 10;
+            let cost = unit.cost(10, stall, cpi, mlp);
+            if left > cost {
+                left -= cost;
+            } else {
+                return insts;
+            }
+        }
+    }
+
+    #[test]
+    fn a_turn_of_cycles_runs_fewer_instructions_when_the_vcpu_stalls() {
+        let i = QuantumUnit::Instructions;
+        let c = QuantumUnit::Cycles;
+        // instructions: 1000 whatever the stalls
+        assert_eq!(turn_insts(i, 1000, 0, 1.0, 1.0), 1000);
+        assert_eq!(turn_insts(i, 1000, 90, 1.0, 1.0), 1000);
+        // cycles at CPI 1, no stall: 1000 cycles = 1000 instructions
+        assert_eq!(turn_insts(c, 1000, 0, 1.0, 1.0), 1000);
+        // 90 stall cycles per 10 instructions: 100 cycles a block, 10 blocks = 100 insts
+        assert_eq!(turn_insts(c, 1000, 90, 1.0, 1.0), 100);
+        // MLP 3 divides the stalls: 10 + 30 = 40 cycles a block, 25 blocks
+        assert_eq!(turn_insts(c, 1000, 90, 1.0, 3.0), 250);
+        // CPI 0.125: 10 instructions cost 1.25 cycles (kept in 1/1024ths): 800 blocks
+        assert_eq!(c.cost(10, 0, 0.125, 1.0), 1280);
+        assert_eq!(turn_insts(c, 1000, 0, 0.125, 1.0), 8000);
+        assert!(QuantumUnit::parse("ticks").unwrap_err().contains("quantum_unit"));
+        assert_eq!(QuantumUnit::parse("cycles").unwrap().name(), "cycles");
+    }
+}
