@@ -54,6 +54,7 @@ def test_command_line_has_numa_nodes_and_plugin(write_spec, fake_qemu):
     assert argv[:5] == ["/usr/bin/qemu-system-x86_64", "-M", "q35", "-bios", "qboot.rom"]
     assert "-smp 4 -m 1024M" in text
     assert "-icount shift=0,sleep=off" in text  # instruction time is the default
+    assert "-seed 1" in text  # and the guest's random numbers repeat
     assert "intel-iommu" not in text and "x2apic" not in text
     assert "-numa node,nodeid=0,memdev=mem0,cpus=0-1,cpus=3" in text
     assert "-numa node,nodeid=1,memdev=mem1,cpus=2" in text
@@ -65,7 +66,7 @@ def test_command_line_has_numa_nodes_and_plugin(write_spec, fake_qemu):
 def test_free_running_arm64_has_neither_icount_nor_qboot(write_spec, fake_qemu):
     params = point(write_spec, "[machine]\narch = 'arm64'\nvcpus = 2\nreproducible = false\n")
     argv = qemu.command(params, Path("/k/Image"), Path("/i.cpio"), None, None)
-    assert "-icount" not in argv and "-bios" not in argv
+    assert "-icount" not in argv and "-bios" not in argv and "-seed" not in argv
     assert "lpj=" not in argv[argv.index("-append") + 1]
 
 
