@@ -98,6 +98,14 @@ REGISTRY: dict[str, Workload] = {w.name: w for w in (
         "hog": SIZE_ARG, "zram": SIZE_ARG, "memcg": SIZE_ARG, "compact": Arg(int),
         "seed": Arg(int),
     }),
+    Workload("ldustress", "rmap walk-order stress: fork and mremap page-table copies racing "
+             "migration (move_pages/compaction) and truncation walks, checked for missed copies", {
+        "duration": Arg(int, doc="seconds"), "forkers": Arg(int), "movers": Arg(int),
+        "region": SIZE_ARG, "fork_every": Arg(int, doc="fork a child after every N mremaps"),
+        "filers": Arg(int, doc="0 or 1: the file fork/truncate race"), "file_size": SIZE_ARG,
+        "hold_us": Arg(int, doc="how long the truncator holds the file at size 0"),
+        "hang": Arg(int, doc="seconds a read may take before it counts as a hang"),
+    }),
     Workload("forkbench", "fork-intensive rates: AIM7-multiuser-like mix or lmbench-like "
              "process creation", {
         "mode": Arg(str, ("fork", "exec", "aim7")), "workers": Arg(int), "duration": Arg(int),

@@ -98,9 +98,10 @@ args = {{ script = {json.dumps(script)} }}
     assert len(runs) == 3
     stats = {}
     for params, outputs, _ in runs:
-        lockdep, mode, stress, counters = outputs
+        lockdep, mode, order_checks, stress, counters = outputs
         assert lockdep == {"lockdep": True}
         assert params["kernel"]["cmdline"] == f"ldu={mode['mode']}"
+        assert order_checks == {"order_checks": 1}
         assert stress["verified"] is True, stress
         stats[mode["mode"]] = counters
     assert set(stats) == {"off", "global", "percpu"}
@@ -113,3 +114,44 @@ args = {{ script = {json.dumps(script)} }}
     assert stats["percpu"]["slot_collect"] > 0, stats["percpu"]
     slot_counters = ("slot_hit", "slot_claim", "slot_collision", "slot_flush", "slot_collect")
     assert not any(stats["global"][k] for k in slot_counters), stats["global"]
+
+
+def test_ldu_keeps_the_rmap_walk_order(tmp_path):
+    """Issue #13 L1: the kernel's boot-time order check (one CPU's updates applied in log
+    order, across a slot collision with ldu=percpu) passed; and fork and mremap copies racing
+    migration and truncation walks, in the interleaving mode (vCPUs switch every 1,000
+    instructions, so the races overlap), on two NUMA nodes so that move_pages migrates; any
+    missed copy fails the stress.  The stress alone passed 60 s with the LIFO series too: the
+    order check is what fails on it."""
+    script = (LOCKDEP_LIVE + "; echo MANYLAB-RESULT "
+              '{\\"mode\\": \\"$(cat /sys/kernel/mm/ldu/mode)\\"}; '
+              "echo MANYLAB-RESULT "
+              '{\\"order_checks\\": $(dmesg | grep -c \'ldu: order check passed\')}; '
+              "ldustress --dir $MANYLAB_WORKDIR --duration 20 --forkers 2 --movers 2; "
+              "rc=$?; " + LDU_STATS + "; exit $rc")
+    runs = run_study(tmp_path, "ldu-order", f"""
+[kernel]
+variant = "ldu"
+fragments = ["debug"]
+cmdline = ["ldu=global", "ldu=percpu"]
+[machine]
+vcpus = 8
+memory = "384M"
+numa = [{{size = "192M", cpus = "0-7"}}, {{size = "192M"}}]  # node 1: memory only
+reproducible = false  # free-running (see RUN_MODE), with the vCPU switch
+quantum = 1000
+[workload]
+name = "shell"
+args = {{ script = {json.dumps(script)} }}
+""")
+    assert len(runs) == 2
+    for params, outputs, _ in runs:
+        lockdep, mode, order_checks, stress, counters = outputs
+        assert lockdep == {"lockdep": True}
+        assert params["kernel"]["cmdline"] == f"ldu={mode['mode']}"
+        assert order_checks == {"order_checks": 1}
+        assert stress["verified"] is True, stress
+        assert stress["numa_nodes"] == 2 and stress["pages_moved"] > 1000, stress
+        assert stress["forks"] > 40 and stress["file_checks"] > 20, stress
+        assert stress["leftover_entries"] == 0 and stress["hangs"] == 0, stress
+        assert counters["push"] > 0 and counters["drain"] > 0, counters
