@@ -12,7 +12,8 @@ from manylab.console import ConsoleState
 from manylab.workloads import REGISTRY
 
 REPO = Path(__file__).resolve().parents[2]
-COMPILED = ("pwriter", "forkbench", "falseshare", "lrustress", "forkstress", "contention")
+COMPILED = ("pwriter", "forkbench", "falseshare", "lrustress", "forkstress", "contention",
+            "ldustress")
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +106,17 @@ def test_contention_runs_one_loop_alone(binaries):
     assert "padded_handoffs" not in line and line["verified"] is True
 
 
+def test_ldustress_races_forks_and_truncation_on_the_host(binaries, tmp_path):
+    out = run(binaries["ldustress"], "--duration", "2", "--forkers", "1", "--movers", "0",
+              "--hold-us", "20000", "--dir", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    (line,) = parsed(out.stdout).results
+    assert line["workload"] == "ldustress" and line["verified"] is True and line["failure"] == ""
+    assert line["forks"] > 0 and line["children_ok"] == line["forks"]
+    assert line["mremaps"] >= line["forks"] and line["file_checks"] > 0
+    assert line["leftover_entries"] == 0 and line["hangs"] == 0
+
+
 def test_bad_values_exit_2(binaries):
     assert run(binaries["contention"], "--mode", "spin").returncode == 2
     # manylab_threads.h: an integer in range, the whole text, or exit 2 naming the option
@@ -114,3 +126,4 @@ def test_bad_values_exit_2(binaries):
     assert run(binaries["falseshare"], "--iters", "1e3").returncode == 2
     assert run(binaries["pwriter"], "--size", "5000", "--block", "4096").returncode == 2
     assert run(binaries["forkbench"], "--mode", "spawn").returncode == 2
+    assert run(binaries["ldustress"], "--file-size", "5000").returncode == 2
