@@ -91,7 +91,7 @@ mount -t tmpfs -o size=256m tmp /tmp
 echo MANYLAB-BOOTED cpus=$(nproc) ldu=$(cat /sys/kernel/mm/ldu/mode 2>/dev/null)
 cd /tmp
 sh /cmd
-cat /sys/kernel/mm/ldu/stats 2>/dev/null
+grep . /sys/kernel/mm/ldu/stats/* 2>/dev/null
 echo MANYLAB-DONE
 poweroff -f
 EOI
@@ -117,7 +117,7 @@ round_lab() {
 	"$lab" boot --variant ldu --fragment debug --vcpus "$vcpus" \
 		--memory "$mem" --cmdline "ldu=$mode slub_debug=FZPU" \
 		--timeout $((secs * 6 + 600)) -- \
-		"echo MANYLAB-LDU-MODE ldu=\$(cat /sys/kernel/mm/ldu/mode); forkstress --dir \$MANYLAB_WORKDIR --duration $secs --seed $i $(params "$(mix_of "$i")"); cat /sys/kernel/mm/ldu/stats" \
+		"echo MANYLAB-LDU-MODE ldu=\$(cat /sys/kernel/mm/ldu/mode); forkstress --dir \$MANYLAB_WORKDIR --duration $secs --seed $i $(params "$(mix_of "$i")"); grep . /sys/kernel/mm/ldu/stats/*" \
 		> "$log" 2>&1 || true
 }
 
@@ -141,9 +141,9 @@ while [ "$rounds" -eq 0 ] || [ "$i" -le "$rounds" ]; do
 		fails=1
 	else
 		grep MANYLAB-RESULT "$log" | sed 's/^.*MANYLAB-RESULT /  /' | cut -c1-300
-		# one line of LDU counters (name value pairs)
-		grep -E '^(push|reuse|cancel|drain|apply|defer_free|fence|slot_[a-z]+) [0-9]+' \
-			"$log" | tr -d '\r' | awk '{ printf "%s%s=%s", (NR > 1 ? " " : "  "), $1, $2 } END { print "" }'
+		# one line of LDU counters (grep's /sys/kernel/mm/ldu/stats/NAME:VALUE lines)
+		grep -E '^/sys/kernel/mm/ldu/stats/[a-z_]+:[0-9]+' "$log" | tr -d '\r' |
+			awk -F'[/:]' '{ printf "%s%s=%s", (NR > 1 ? " " : "  "), $(NF - 1), $NF } END { print "" }'
 	fi
 	[ "$fails" -eq 0 ] || { echo "soak-ldu: FAILED, logs in $out"; exit 1; }
 	i=$((i + 1))
