@@ -35,11 +35,27 @@ def run_study(tmp_path, name: str, body: str) -> list[tuple[dict, list[dict], st
 LOCKDEP_LIVE = 'test -e /proc/lockdep_stats && echo MANYLAB-RESULT {\\"lockdep\\": true}'
 
 
+# /sys/kernel/debug/finer_lru/folios ("index folios large_folios" lines), sampled every 2 s
+# while a THP-only lrustress runs on a fresh boot (under the main stress's memory pressure THPs
+# are rare): how many indexes hold a large folio, and how many large folios
+THP_SPREAD = ("mount -t debugfs none /sys/kernel/debug 2>/dev/null; "
+              "lrustress --dir $MANYLAB_WORKDIR --writers 1 --size 8M --mmappers 0 --thp 2 "
+              "--thp-size 32M --memcg-writers 0 --compact-interval 0 --duration 8 >/dev/null & "
+              "for s in 1 2 3; do sleep 2; awk '$3 > 0 { n++ } { t += $3 } END "
+              "{ printf \"MANYLAB-RESULT {\\\"large_indexes\\\": %d, \\\"large_folios\\\": "
+              "%d}\\n\", n, t }' /sys/kernel/debug/finer_lru/folios; done; wait")
+
+
 def test_finerlru_under_lockdep_at_factors_1_8_64(tmp_path):
+    """lrustress verified at factors 1, 8 and 64 under lockdep, and (issue #13 F1) the large
+    folios spread over the finer indexes: the papers' unhashed index put every THP on index 0
+    at factor 8 and on indexes 0 and 32 at factor 64."""
     script = (LOCKDEP_LIVE + '; echo MANYLAB-RESULT {\\"factor\\": '
               '$(cat /sys/module/finer_lru/parameters/factor)}; '
+              + THP_SPREAD + "; "
               'lrustress --dir $MANYLAB_WORKDIR --writers 4 --size 700M --mmappers 2 --thp 2 '
-              '--memcg-writers 1; rc=$?; echo MANYLAB-RESULT {\\"thp_split_page\\": '
+              "--memcg-writers 1; rc=$?; "
+              'echo MANYLAB-RESULT {\\"thp_split_page\\": '
               "$(awk '/^thp_split_page /{print $2}' /proc/vmstat)}; exit $rc")
     runs = run_study(tmp_path, "finerlru-safety", f"""
 [kernel]
@@ -60,13 +76,18 @@ args = {{ script = {json.dumps(script)} }}
     factors = set()
     splits: list[int] = []
     for params, outputs, _ in runs:
-        lockdep, factor_line, stress, vmstat = outputs
+        lockdep, factor_line, *samples, stress, vmstat = outputs
         splits.append(vmstat["thp_split_page"])
         assert lockdep == {"lockdep": True}
-        factors.add(factor_line["factor"])
-        assert params["kernel"]["cmdline"] == f"finer_lru.factor={factor_line['factor']}"
+        factor = factor_line["factor"]
+        factors.add(factor)
+        assert params["kernel"]["cmdline"] == f"finer_lru.factor={factor}"
         assert stress["verified"] is True, stress
         assert stress["bytes_written"] > 640 << 20  # more than memory: reclaim ran
+        best = max(samples, key=lambda sample: sample["large_folios"])
+        assert best["large_folios"] >= 8, samples  # the THP workers' folios were on the lists
+        assert best["large_indexes"] == 1 if factor == 1 else best["large_indexes"] >= 3, \
+            (factor, samples)
     assert factors == {1, 8, 64}
     assert min(splits) > 0, splits  # THP tails went through the split path at every factor
 
