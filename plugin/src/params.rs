@@ -505,7 +505,7 @@ fn epyc2_64() -> Params {
             mlp: 1.0,
             l1: 4,
             l2: 34,
-            dir: 20,
+            dir: 50,
             hop: 11,
             fwd_clean: 40,
             fwd_dirty: 50,
@@ -563,7 +563,8 @@ fn tiny_4() -> Params {
 
 /// Each preset's complete description: one function per chip, every field written out (no
 /// preset starts from another's values; `descriptions_are_independent` checks the source).
-const DESCRIPTIONS: &[(&str, fn() -> Params)] = &[
+type Description = (&'static str, fn() -> Params);
+const DESCRIPTIONS: &[Description] = &[
     ("knl-64", knl_64),
     ("altra-80", altra_80),
     ("icelake-32", icelake_32),

@@ -841,8 +841,31 @@ fn preset_latencies() {
             dirty += m.lat;
         }
         let ns = |sum: u64, k: u64| sum as f64 / k as f64 / ghz;
+        // LLC hits: a direct-mapped 1 KiB L2 (same latencies) pushes a line out to its home's
+        // slice by reading the next line of its set; another core then reads it from there.
+        let mut llc = String::new();
+        if p.llc.size_kib > 0 {
+            let mut q = p.clone();
+            for (k, v) in [("l1d.size_kib", "1"), ("l1d.ways", "1"), ("l2.size_kib", "1"), ("l2.ways", "1")] {
+                q.set(k, v).unwrap();
+            }
+            let mut m = machine(q, cores, vec![]);
+            let (mut sum, mut k) = (0u64, 0u64);
+            for i in 0..n {
+                let line = 3_000_000 + 64 * i;
+                let (a, b) = ((i * 7 % cores as u64) as usize, ((i * 13 + 5) % cores as u64) as usize);
+                read(&mut m, a, line);
+                read(&mut m, a, line + 16);
+                read(&mut m, b, line);
+                if m.cause == crate::stats::Cause::Llc {
+                    sum += m.lat;
+                    k += 1;
+                }
+            }
+            llc = format!("  LLC hit {:.0} ns ({k} of {n})", ns(sum, k.max(1)));
+        }
         println!(
-            "{name:<11} {ghz} GHz  l1 {} l2 {}  memory read (DRAM) {:.0} ns  remote clean fwd {:.0} ns  dirty fwd {:.0} ns",
+            "{name:<11} {ghz} GHz  l1 {} l2 {}  memory read (DRAM) {:.0} ns  remote clean fwd {:.0} ns  dirty fwd {:.0} ns{llc}",
             p.timing.l1,
             p.timing.l2,
             ns(mem, n),
