@@ -43,6 +43,8 @@ pub struct Machine {
     l2: Vec<SetAssoc>,
     /// One LLC slice per home (empty without an LLC).
     llc: Vec<SetAssoc>,
+    /// Per core, the tags of its private L2 (`pl2`; empty without one): latency only.
+    pl2: Vec<SetAssoc>,
     moesif: bool,
     pub dir: Directory,
     pub mem: MemoryMap,
@@ -150,12 +152,18 @@ impl Machine {
             Vec::new()
         };
         let moesif = params.protocol == Protocol::Moesif;
+        let pl2 = if params.pl2.size_kib > 0 {
+            (0..topo.n_cores).map(|_| SetAssoc::new(&params.pl2)).collect()
+        } else {
+            Vec::new()
+        };
         Machine {
             params,
             topo,
             l1,
             l2,
             llc,
+            pl2,
             moesif,
             dir: Directory::default(),
             mem,
@@ -340,6 +348,11 @@ impl Machine {
             Some(s2) => {
                 self.stats.add(Ctr::L2Hits, 1);
                 self.l2[tile].touch(s2);
+                if let Some(p) = self.pl2.get_mut(core).and_then(|c| c.find(line).map(|s| (c, s))) {
+                    p.0.touch(p.1);
+                    self.stats.add(Ctr::Pl2Hits, 1);
+                    self.lat = self.params.timing.pl2 as u64;
+                }
             }
             None => {
                 self.stats.add(Ctr::L2Misses, 1);
@@ -421,6 +434,23 @@ impl Machine {
         }
         let aux = self.l2[tile].aux(s2) & !siblings;
         self.l2[tile].set_aux(s2, aux);
+        self.drop_private(tile, line, core);
+    }
+
+    /// Removes `line` from the private L2s of tile `tile`'s cores except `keep`: the line left
+    /// the tile, or a sibling's store took it from them.
+    fn drop_private(&mut self, tile: usize, line: u64, keep: usize) {
+        if self.pl2.is_empty() {
+            return;
+        }
+        for local in 0..self.topo.cores_per_tile {
+            let core = self.tile_core(tile, local);
+            if core != keep {
+                if let Some(s) = self.pl2[core].find(line) {
+                    self.pl2[core].remove(s);
+                }
+            }
+        }
     }
 
     /// For a load: demotes sibling writers to S; returns the state the new L1D copy gets.
@@ -460,6 +490,12 @@ impl Machine {
             }
         }
         self.l1[core].fill(slot, line, state);
+        if let Some(p) = self.pl2.get_mut(core) {
+            if p.find(line).is_none() {
+                let (s, _) = p.victim(line);
+                p.fill(s, line, 1);
+            }
+        }
         let s2 = self.l2_slot(tile, line);
         let aux = self.l2[tile].aux(s2) | me;
         self.l2[tile].set_aux(s2, aux);
@@ -656,6 +692,7 @@ impl Machine {
 
     /// Removes the line from tile `x` (its L2 and L1Ds) because of coherence.
     fn invalidate_tile(&mut self, x: usize, line: u64, entry: &mut DirEntry) {
+        self.drop_private(x, line, usize::MAX);
         let s2 = self.l2_slot(x, line);
         for local in bits(self.l2[x].aux(s2) as u128) {
             let core = self.tile_core(x, local);
@@ -897,6 +934,7 @@ impl Machine {
             }
         }
         self.l2[tile].remove(slot);
+        self.drop_private(tile, line, usize::MAX);
         self.stats.add(Ctr::L2Evictions, 1);
         if self.checker {
             self.touched.push(line);

@@ -167,6 +167,8 @@ pub struct Timing {
     pub inv: u32,
     /// A hit in the home's LLC slice, after the directory lookup (0 without an LLC).
     pub llc: u32,
+    /// An L1D miss that hits the core's private L2 (`pl2`; 0 without one).
+    pub pl2: u32,
 }
 
 impl Timing {
@@ -197,6 +199,10 @@ pub struct Params {
     pub home: Home,
     pub l1d: CacheGeom,
     pub l2: CacheGeom,
+    /// A private L2 per core in front of the per-tile level, for latency only (`size_kib` 0 =
+    /// none): an L1D miss to a line still in the core's private L2 costs `lat.pl2`, not
+    /// `lat.l2` (README.md "The model"); the per-tile level's capacity stands for both.
+    pub pl2: CacheGeom,
     /// One slice per home of a shared last-level cache (memory side, non-inclusive, filled by
     /// the L2s' evictions); `size_kib` 0 = none.
     pub llc: CacheGeom,
@@ -230,6 +236,8 @@ pub const KEYS: &[&str] = &[
     "l2.ways",
     "llc.size_kib",
     "llc.ways",
+    "pl2.size_kib",
+    "pl2.ways",
     "mc.ddr",
     "mc.mcdram",
     "dram.read_ns",
@@ -260,6 +268,7 @@ pub const KEYS: &[&str] = &[
     "lat.fwd_dirty",
     "lat.inv",
     "lat.llc",
+    "lat.pl2",
     "bw.dram_gbs",
     "bw.dram_write_gbs",
     "bw.mcdram_gbs",
@@ -315,7 +324,7 @@ fn mcdram(bw_gbs: f64) -> DeviceParams {
     }
 }
 
-/// No shared last-level cache beside the home (`llc.size_kib=0`).
+/// No such cache (`llc.size_kib=0`, `pl2.size_kib=0`).
 const NO_LLC: CacheGeom = CacheGeom { size_kib: 0, ways: 1 };
 
 /// Xeon Phi 7210 (Knights Landing). Sources: README.md "Presets and their sources".
@@ -340,6 +349,7 @@ fn knl_64() -> Params {
         l1d: CacheGeom { size_kib: 32, ways: 8 },
         l2: CacheGeom { size_kib: 1024, ways: 16 },
         llc: NO_LLC,
+        pl2: NO_LLC,
         mc_ddr: vec![(2, -1), (3, 6)],
         mc_mcdram: vec![(-1, 0), (-1, 1), (-1, 4), (-1, 5), (6, 0), (6, 1), (6, 4), (6, 5)],
         // 6 channels DDR4-2133, ~90 GB/s STREAM over 2 controllers; MCDRAM ~450 GB/s / 8 EDCs.
@@ -362,6 +372,7 @@ fn knl_64() -> Params {
             fwd_dirty: 30,
             inv: 20,
             llc: 0,
+            pl2: 0,
         },
         bw: BwParams { epoch_ns: 1000.0, queue: true },
     }
@@ -390,6 +401,7 @@ fn altra_80() -> Params {
         l1d: CacheGeom { size_kib: 64, ways: 4 },
         l2: CacheGeom { size_kib: 1024, ways: 8 },
         llc: CacheGeom { size_kib: 410, ways: 16 },
+        pl2: NO_LLC,
         mc_ddr: vec![(0, -1), (1, -1), (2, -1), (3, -1), (0, 5), (1, 5), (2, 5), (3, 5)],
         mc_mcdram: vec![],
         // One DDR4-3200 channel per controller: 25.6 GB/s peak, ~80% sustained (est.).
@@ -412,6 +424,7 @@ fn altra_80() -> Params {
             fwd_dirty: 35,
             inv: 25,
             llc: 30,
+            pl2: 0,
         },
         bw: BwParams { epoch_ns: 1000.0, queue: true },
     }
@@ -438,6 +451,7 @@ fn icelake_32() -> Params {
         l1d: CacheGeom { size_kib: 48, ways: 12 },
         l2: CacheGeom { size_kib: 1280, ways: 20 },
         llc: CacheGeom { size_kib: 1536, ways: 12 },
+        pl2: NO_LLC,
         mc_ddr: vec![(1, -1), (3, -1), (1, 8), (3, 8)],
         mc_mcdram: vec![],
         // Two DDR4-3200 channels per controller: 51.2 GB/s peak, ~80% sustained (est.).
@@ -460,6 +474,7 @@ fn icelake_32() -> Params {
             fwd_dirty: 30,
             inv: 20,
             llc: 20,
+            pl2: 0,
         },
         bw: BwParams { epoch_ns: 1000.0, queue: true },
     }
@@ -469,7 +484,7 @@ fn icelake_32() -> Params {
 /// sharing a 16 MiB 16-way L3, a victim cache of the cores' 512 KiB 8-way private L2s; 32 KiB
 /// 8-way L1D; a central I/O die with the 8 DDR4-3200 channels and the probe filters. A tile is
 /// one CCX; its shared level stands for the L2s and the L3 together (exclusive: 16 + 4 x 0.5 =
-/// 18 MiB, 18-way); the home (probe filter) of a line is on the I/O die beside its channel;
+/// 18 MiB, 18-way), and a per-core private L2 tag array gives the L2's hit latency; the home (probe filter) of a line is on the I/O die beside its channel;
 /// dirty shared lines stay on chip in O (MOESIF). 4x4 grid: row r holds CCD 2r (columns 0-1)
 /// and CCD 2r+1 (columns 2-3), the grid quadrants are the NPS4 quadrants, 2 channels each.
 fn epyc2_64() -> Params {
@@ -489,6 +504,7 @@ fn epyc2_64() -> Params {
         l1d: CacheGeom { size_kib: 32, ways: 8 },
         l2: CacheGeom { size_kib: 18 * 1024, ways: 18 },
         llc: NO_LLC,
+        pl2: CacheGeom { size_kib: 512, ways: 8 },
         mc_ddr: vec![(0, -1), (1, -1), (0, 4), (1, 4), (2, -1), (3, -1), (2, 4), (3, 4)],
         mc_mcdram: vec![],
         // One DDR4-3200 channel per controller: ~150 GB/s STREAM over 8 channels.
@@ -511,6 +527,7 @@ fn epyc2_64() -> Params {
             fwd_dirty: 50,
             inv: 40,
             llc: 0,
+            pl2: 12,
         },
         bw: BwParams { epoch_ns: 1000.0, queue: true },
     }
@@ -535,6 +552,7 @@ fn tiny_4() -> Params {
         l1d: CacheGeom { size_kib: 1, ways: 2 },
         l2: CacheGeom { size_kib: 4, ways: 4 },
         llc: NO_LLC,
+        pl2: NO_LLC,
         mc_ddr: vec![(0, -1)],
         mc_mcdram: vec![(1, 2)],
         dram: digest_dram(64.0, 64.0),
@@ -556,6 +574,7 @@ fn tiny_4() -> Params {
             fwd_dirty: 12,
             inv: 6,
             llc: 7,
+            pl2: 0,
         },
         bw: BwParams { epoch_ns: 100.0, queue: true },
     }
@@ -731,6 +750,9 @@ impl Params {
             "llc.size_kib" => self.llc.size_kib = parse_num(key, value, "an integer (0 = no LLC)")?,
             "llc.ways" => self.llc.ways = count(value)?,
             "lat.llc" => self.timing.llc = parse_num(key, value, "an integer")?,
+            "pl2.size_kib" => self.pl2.size_kib = parse_num(key, value, "an integer (0 = no private L2)")?,
+            "pl2.ways" => self.pl2.ways = count(value)?,
+            "lat.pl2" => self.timing.pl2 = parse_num(key, value, "an integer")?,
             "l1d.size_kib" => self.l1d.size_kib = count(value)?,
             "l1d.ways" => self.l1d.ways = count(value)?,
             "l2.size_kib" => self.l2.size_kib = count(value)?,
@@ -810,6 +832,8 @@ impl Params {
             "l2.ways" => self.l2.ways.to_string(),
             "llc.size_kib" => self.llc.size_kib.to_string(),
             "llc.ways" => self.llc.ways.to_string(),
+            "pl2.size_kib" => self.pl2.size_kib.to_string(),
+            "pl2.ways" => self.pl2.ways.to_string(),
             "mc.ddr" => positions_text(&self.mc_ddr),
             "mc.mcdram" => positions_text(&self.mc_mcdram),
             "allow_oversubscribe" => onoff(self.allow_oversubscribe),
@@ -827,6 +851,7 @@ impl Params {
             "lat.fwd_dirty" => t.fwd_dirty.to_string(),
             "lat.inv" => t.inv.to_string(),
             "lat.llc" => t.llc.to_string(),
+            "lat.pl2" => t.pl2.to_string(),
             "bw.epoch_ns" => self.bw.epoch_ns.to_string(),
             "bw.queue" => onoff(self.bw.queue),
             _ => return Err(unknown_key(key)),
@@ -879,12 +904,12 @@ impl Params {
                 ));
             }
         }
-        if self.llc.size_kib > 0 {
-            let lines = self.llc.size_kib as u64 * 1024 / LINE_BYTES;
-            if !lines.is_multiple_of(self.llc.ways as u64) {
+        for (name, geom) in [("llc", &self.llc), ("pl2", &self.pl2)] {
+            let lines = geom.size_kib as u64 * 1024 / LINE_BYTES;
+            if geom.size_kib > 0 && !lines.is_multiple_of(geom.ways as u64) {
                 return Err(format!(
-                    "set.llc.size_kib={} with llc.ways={}: size must hold a whole number of 64-byte sets",
-                    self.llc.size_kib, self.llc.ways
+                    "set.{name}.size_kib={} with {name}.ways={}: size must hold a whole number of 64-byte sets",
+                    geom.size_kib, geom.ways
                 ));
             }
         }
@@ -966,6 +991,8 @@ impl Params {
         w.field_u64("llc.size_kib", self.llc.size_kib as u64);
         w.field_u64("llc.ways", self.llc.ways as u64);
         w.field_u64("llc.sets", self.llc.sets() as u64);
+        w.field_u64("pl2.size_kib", self.pl2.size_kib as u64);
+        w.field_u64("pl2.ways", self.pl2.ways as u64);
         w.field_str("l1d.policy", "LRU, write-back, private per core");
         w.field_str("l2.policy", "LRU, write-back, shared per tile, inclusive of L1D");
         w.field_str(
@@ -1013,6 +1040,7 @@ impl Params {
             ("lat.fwd_dirty", t.fwd_dirty),
             ("lat.inv", t.inv),
             ("lat.llc", t.llc),
+            ("lat.pl2", t.pl2),
         ] {
             w.field_u64(name, v as u64);
         }

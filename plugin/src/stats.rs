@@ -47,6 +47,7 @@ counters! {
     LlcDirtyFills => "llc.dirty_fills",
     LlcEvictions => "llc.evictions",
     LlcWritebacks => "llc.writebacks",
+    Pl2Hits => "l2.private_hits",
 }
 
 pub const N_CTR: usize = CTR_NAMES.len();
@@ -444,6 +445,7 @@ pub const SUMMARY_KEYS: &[&str] = &[
     "l2.misses.capacity",
     "l2.misses.coherence",
     "l2.writebacks",
+    "l2.private_hits",
     "coh.msgs",
     "coh.flits",
     "coh.hops",

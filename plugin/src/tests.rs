@@ -1250,3 +1250,26 @@ fn numa_arguments_parse() {
     assert!(args::parse(&["node_cpus=0:3-1"]).unwrap_err().contains("node_cpus"));
     assert!(args::parse(&["mem=dram:0:1:x"]).unwrap_err().contains("mem"));
 }
+
+#[test]
+fn private_l2_hit_costs_its_own_latency_until_a_sibling_store_takes_the_line() {
+    // tiny-4 with 2 cores per tile (cores 0 and 1 on tile 0) and a 2 KiB 4-way private L2 per
+    // core (8 sets: lines 0, 8, 16 share one, as they share an L1D set), lat.pl2 6.
+    let mut p = tiny();
+    for (k, v) in [("cores_per_tile", "2"), ("pl2.size_kib", "2"), ("pl2.ways", "4"), ("lat.pl2", "6")] {
+        p.set(k, v).unwrap();
+    }
+    let mut m = machine(p, 2, vec![]);
+    read(&mut m, 0, 0);
+    read(&mut m, 0, 8);
+    read(&mut m, 0, 16); // line 0 leaves core 0's L1D, stays in its private L2 and the tile's L2
+    let (stall, cause) = stall_of(&mut m, |m| read(m, 0, 0));
+    assert_eq!((m.lat, stall, cause), (6, 2, Some(Cause::L2Hit)));
+    assert_eq!(total(&mut m).get(Ctr::Pl2Hits), 1);
+    // Core 1 writes line 0: the tile keeps it, core 0's L1D and private L2 copies go. Core 0's
+    // next read is a tile-level hit again: lat.l2 10.
+    write(&mut m, 1, 0);
+    let (stall, cause) = stall_of(&mut m, |m| read(m, 0, 0));
+    assert_eq!((m.lat, stall, cause), (10, 6, Some(Cause::L2Hit)));
+    assert_eq!(total(&mut m).get(Ctr::Pl2Hits), 1);
+}
