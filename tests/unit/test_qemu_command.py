@@ -151,3 +151,21 @@ def test_plugin_view_is_the_guest_physical_map(write_spec):
         MemRange("mcdram", 512 << 20, 512 << 20)]
     plain = point(write_spec, "[machine]\narch = 'arm64'\nmemory = '2G'\n")
     assert memory_layout.plugin_view(plain) == [MemRange("dram", GIB, 2 * GIB)]
+
+
+def test_nodes_splitting_the_cpus_get_a_socket_each(write_spec):
+    # SNC-style layout: node k holds CPUs 2k..2k+1, so each node is its own socket and the x86
+    # guest's LLC does not span two nodes (a boot warning otherwise).
+    split = point(write_spec, "[machine]\nvcpus = 4\nmemory = '1G'\n"
+                  "numa = [{size='512M', cpus='0-1'}, {size='512M', cpus='2-3'}]\n")
+    argv = qemu.command(split, Path("/k/vmlinux"), Path("/i.cpio"), None, None)
+    assert argv[argv.index("-smp") + 1] == "4,sockets=2"
+    # One node with every CPU (plus a memory-only node), or an irregular split: as before.
+    one = point(write_spec, "[machine]\nvcpus = 4\nmemory = '1G'\n"
+                "numa = [{size='512M', cpus='0-3'}, {size='512M', device='pcm'}]\n")
+    argv = qemu.command(one, Path("/k/vmlinux"), Path("/i.cpio"), None, None)
+    assert argv[argv.index("-smp") + 1] == "4"
+    odd = point(write_spec, "[machine]\nvcpus = 4\nmemory = '1G'\n"
+                "numa = [{size='512M', cpus='0,2'}, {size='512M', cpus='1,3'}]\n")
+    argv = qemu.command(odd, Path("/k/vmlinux"), Path("/i.cpio"), None, None)
+    assert argv[argv.index("-smp") + 1] == "4"
