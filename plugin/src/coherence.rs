@@ -996,7 +996,9 @@ impl Machine {
     fn dirty_in_an_l2(&self, line: u64) -> bool {
         let Some(e) = self.dir.get(line) else { return false };
         e.owner != NO_TILE
-            && self.l2[e.owner as usize].find(line).is_some_and(|s| matches!(self.l2[e.owner as usize].state(s), T_M | T_O))
+            && self.l2[e.owner as usize]
+                .find(line)
+                .is_some_and(|s| matches!(self.l2[e.owner as usize].state(s), T_M | T_O))
     }
 
     /// Checks single-writer/multiple-reader and directory/cache agreement for one line.

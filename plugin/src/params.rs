@@ -922,7 +922,10 @@ impl Params {
         let k = self.cluster.clusters();
         if k > 1 {
             if self.mesh_cols < 2 || (k == 4 && self.mesh_rows < 2) {
-                return Err(format!("set.cluster={} needs at least a 2x2 mesh (2 columns for halves)", self.cluster.name()));
+                return Err(format!(
+                    "set.cluster={} needs at least a 2x2 mesh (2 columns for halves)",
+                    self.cluster.name()
+                ));
             }
             let mut per_cluster = [0usize; 4];
             for &(r, c) in &tiles {
@@ -1190,7 +1193,10 @@ mod tests {
         let knl = preset("knl-64").unwrap();
         for name in ["altra-80", "icelake-32", "epyc2-64"] {
             let p = preset(name).unwrap();
-            assert_ne!((p.timing.ghz, p.l1d.size_kib, p.mc_ddr.len()), (knl.timing.ghz, knl.l1d.size_kib, knl.mc_ddr.len()));
+            assert_ne!(
+                (p.timing.ghz, p.l1d.size_kib, p.mc_ddr.len()),
+                (knl.timing.ghz, knl.l1d.size_kib, knl.mc_ddr.len())
+            );
         }
     }
 
@@ -1220,7 +1226,10 @@ mod tests {
             p.set("cluster", mode).unwrap();
             p.validate(256).unwrap();
             assert_eq!(p.cluster.clusters(), 2);
-            assert_eq!((p.cluster_of((0, 2)), p.cluster_of((5, 3)), p.cluster_of((2, -1)), p.cluster_of((3, 6))), (0, 1, 0, 1));
+            assert_eq!(
+                (p.cluster_of((0, 2)), p.cluster_of((5, 3)), p.cluster_of((2, -1)), p.cluster_of((3, 6))),
+                (0, 1, 0, 1)
+            );
         }
         assert!(p.cluster.numa());
         p.set("mesh.cols", "1").unwrap();

@@ -1039,8 +1039,8 @@ fn a_dirty_line_is_written_to_memory_only_when_the_llc_evicts_it() {
     let s = total(&mut m);
     assert_eq!((s.msgs(Msg::PutM), s.msgs(Msg::MemWr), s.get(Ctr::LlcDirtyFills)), (1, 0, 1));
     assert_eq!(m.dirty_lines()[DeviceKind::Dram as usize], 1); // still owed to memory
-    // A5..A7 fill the LLC set behind it (A1..A3 evicted clean); A8 evicts A4 into a full set
-    // whose least recently used line is the dirty one: one memory write.
+                                                               // A5..A7 fill the LLC set behind it (A1..A3 evicted clean); A8 evicts A4 into a full set
+                                                               // whose least recently used line is the dirty one: one memory write.
     for &l in &others[4..7] {
         read(&mut m, 0, l);
     }
@@ -1061,9 +1061,9 @@ fn moesif_keeps_a_read_dirty_line_in_o_and_writes_it_back_on_eviction() {
     let mut m = machine(p, 4, vec![]);
     let line = line_homed_at(&m, 3); // home (1,1)
     write(&mut m, 0, line); // tile 0 (0,0) M
-    // Tile 2 (1,0) reads: GetS 1 hop, Fwd-GetS (1,1)->(0,0) 2, Data-from-cache (0,0)->(1,0) 1;
-    // the owner keeps the dirty line in O: no Wb, no MemWr. Latency: l2 10 + 1 x 2 + dir 5 +
-    // 2 x 2 + fwd_dirty 12 + 1 x 2 = 35.
+                            // Tile 2 (1,0) reads: GetS 1 hop, Fwd-GetS (1,1)->(0,0) 2, Data-from-cache (0,0)->(1,0) 1;
+                            // the owner keeps the dirty line in O: no Wb, no MemWr. Latency: l2 10 + 1 x 2 + dir 5 +
+                            // 2 x 2 + fwd_dirty 12 + 1 x 2 = 35.
     let (stall, cause) = stall_of(&mut m, |m| read(m, 2, line));
     assert_eq!((m.lat, stall, cause), (35, 31, Some(Cause::FwdDirty)));
     let s = total(&mut m);
@@ -1244,7 +1244,9 @@ fn snc4_flat_follows_eight_nodes_and_hemisphere_hashes_halves() {
 
 #[test]
 fn numa_arguments_parse() {
-    let cfg = args::parse(&["mem=dram:0:40000000:0", "mem=dram:40000000:40000000:1", "node_cpus=0:0-1", "node_cpus=1:2/3"]).unwrap();
+    let cfg =
+        args::parse(&["mem=dram:0:40000000:0", "mem=dram:40000000:40000000:1", "node_cpus=0:0-1", "node_cpus=1:2/3"])
+            .unwrap();
     assert_eq!(cfg.mem_nodes, vec![Some(0), Some(1)]);
     assert_eq!(cfg.node_cpus, vec![(0, vec![0, 1]), (1, vec![2, 3])]);
     assert!(args::parse(&["node_cpus=0:3-1"]).unwrap_err().contains("node_cpus"));

@@ -100,11 +100,7 @@ impl Topology {
         };
         // Hardware threads of each cluster, in the numbering's order.
         let cluster_threads: Vec<Vec<usize>> = (0..k)
-            .map(|q| {
-                (0..n_threads)
-                    .filter(|&t| p.cluster_of(tile_pos[thread_core(t) / cores_per_tile]) == q)
-                    .collect()
-            })
+            .map(|q| (0..n_threads).filter(|&t| p.cluster_of(tile_pos[thread_core(t) / cores_per_tile]) == q).collect())
             .collect();
         let mut used = vec![0usize; k];
         let vcpu_core = (0..vcpus)
