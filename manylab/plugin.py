@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from manylab.errors import LabError
 from manylab.hashing import sha256_file
-from manylab.memory_layout import plugin_view
+from manylab.memory_layout import plugin_numa, plugin_view
 from manylab.params import PointParams
 from manylab.paths import PLUGIN_DIR
 
@@ -51,12 +53,37 @@ def arguments(point: PointParams, stats_out: Path, system_map: Path) -> list[str
             raise LabError("plugin.nvmain_trace = true needs plugin.enabled = true and "
                            "plugin.mode = 'full' (the trace comes from the cache model)")
         args.append(f"nvmain_trace={stats_out.parent / 'nvmain.trace'}")
-    for mem in plugin_view(point):
-        args.append(f"mem={mem.device}:{mem.start:#x}:{mem.size:#x}")
+    if _snc(settings.set) and len(point.machine.numa) > 1:
+        # An SNC cluster mode over several NUMA nodes: each range carries its node and each
+        # node's vCPUs are listed, so the plugin homes node k's memory and runs node k's vCPUs
+        # in cluster k. (Other modes do not use the layout; their arguments stay as they were.)
+        ranges, node_cpus = plugin_numa(point)
+        for node, mem in ranges:
+            args.append(f"mem={mem.device}:{mem.start:#x}:{mem.size:#x}:{node}")
+        for node, cpus in node_cpus:
+            args.append(f"node_cpus={node}:{_cpu_list(cpus)}")
+    else:
+        for mem in plugin_view(point):
+            args.append(f"mem={mem.device}:{mem.start:#x}:{mem.size:#x}")
     for key, value in sorted(settings.set.items()):
         text = _flag(value) if isinstance(value, bool) else str(value)
         args.append(f"set.{key}={text}")
     return args
+
+
+def _snc(overrides: Mapping[str, Any]) -> bool:
+    return str(overrides.get("cluster", "")).replace("-", "") in ("snc2", "snc4")
+
+
+def _cpu_list(cpus: list[int]) -> str:
+    """`0-3/8-11`: runs of consecutive CPUs joined by '/' (QEMU splits plugin args on commas)."""
+    runs: list[list[int]] = []
+    for cpu in sorted(cpus):
+        if runs and runs[-1][1] == cpu - 1:
+            runs[-1][1] = cpu
+        else:
+            runs.append([cpu, cpu])
+    return "/".join(f"{a}-{b}" if a != b else str(a) for a, b in runs)
 
 
 def qemu_argument(library_path: Path, args: list[str]) -> str:

@@ -103,7 +103,7 @@ def command(point: PointParams, boot_image: Path, initrd: Path, disk: Path | Non
     else:
         argv += ["-M", "virt,gic-version=3"]
     argv += ["-accel", f"tcg,thread={machine.tcg}", "-cpu", cpu_model(machine),
-             "-smp", str(vcpus), "-m", f"{parse_size(machine.memory) >> 20}M"]
+             "-smp", _smp(machine), "-m", f"{parse_size(machine.memory) >> 20}M"]
     if arch == "x86_64" and vcpus > X86_XAPIC_MAX_VCPUS:
         argv += ["-device", "intel-iommu,intremap=on,eim=on"]
     if machine.numa:
@@ -126,6 +126,20 @@ def command(point: PointParams, boot_image: Path, initrd: Path, disk: Path | Non
     if plugin_argument:
         argv += ["-plugin", plugin_argument]
     return argv
+
+
+def _smp(machine: MachineParams) -> str:
+    """`-smp`: the vCPU count, and one socket per NUMA node when the nodes holding CPUs split
+    them into equal consecutive blocks in node order (the SNC layouts: node k = CPUs k*n to
+    k*n+n-1). Otherwise QEMU puts every vCPU in one socket sharing one LLC, and an x86 guest
+    whose LLC spans two nodes warns at boot (`topology_sane`: "llc-sibling ... is not on the
+    same node"), which fails the run."""
+    blocks = [sorted(parse_cpus(n.cpus)) for n in machine.numa if n.cpus is not None]
+    if len(blocks) > 1 and machine.vcpus % len(blocks) == 0:
+        size = machine.vcpus // len(blocks)
+        if all(b == list(range(k * size, (k + 1) * size)) for k, b in enumerate(blocks)):
+            return f"{machine.vcpus},sockets={len(blocks)}"
+    return str(machine.vcpus)
 
 
 def _cpu_runs(cpus: list[int]) -> list[tuple[int, int]]:

@@ -37,8 +37,14 @@ DIFFERENCES = [
     "L2: one shared, address-interleaved L2 bank per tile (static NUCA) where the plugin has a "
     "per-tile L2 shared by the tile's cores and a hashed distributed directory; a line's L2 bank "
     "and directory are fixed by address bits, not by the plugin's hash or cluster mode",
-    "cluster modes: quadrant and SNC-4 affinity are not expressed; addresses interleave over "
-    "all banks and all controllers of their device",
+    "cluster modes: hemisphere, quadrant, SNC-2 and SNC-4 affinity are not expressed; "
+    "addresses interleave over all banks and all controllers of their device",
+    "last-level cache: MESI_Two_Level has no memory-side cache below its L2, so the plugin's "
+    "LLC/SLC slice at the home (icelake-32, altra-80) is absent: private-L2 misses go to memory",
+    "Owned state: MESI_Two_Level has no O state; a dirty line read by another core is written "
+    "back, where the plugin's MOESIF (epyc2-64) keeps it dirty in its owner",
+    "home: gem5's directory sits at the memory controller on every preset; the plugin's home is "
+    "a hashed tile except on epyc2-64 (beside the controller, as the I/O die's probe filter)",
     "SMT: each vCPU is its own gem5 core with private L1s on its tile's router (the plugin puts "
     "a core's SMT threads in one L1D)",
     "hops: Garnet counts router-to-router link traversals of every flit; the plugin counts "

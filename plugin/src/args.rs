@@ -57,6 +57,10 @@ pub struct Config {
     pub checker: bool,
     pub roi: RoiGate,
     pub mem: Vec<MemRange>,
+    /// The NUMA node of each `mem` range (`mem=kind:start:size:node`), if given.
+    pub mem_nodes: Vec<Option<u32>>,
+    /// `node_cpus=<node>:<cpus>`: each NUMA node's vCPUs (SNC modes place them in its cluster).
+    pub node_cpus: Vec<(u32, Vec<usize>)>,
     pub overrides: Vec<(String, String)>,
     /// Guest instructions per vCPU turn before the vCPU is made to yield (0: QEMU's slices).
     pub quantum: u64,
@@ -71,7 +75,24 @@ pub struct Config {
 }
 
 pub const ARG_KEYS: &str =
-    "out, preset, sysmap, mode, checker, roi, mem, quantum, quantum_shared, quantum_unit, nvmain_trace, nvmain_device, set.<key>";
+    "out, preset, sysmap, mode, checker, roi, mem, node_cpus, quantum, quantum_shared, quantum_unit, nvmain_trace, nvmain_device, set.<key>";
+
+/// `<node>:<first>[-<last>]/<first>[-<last>]/...` (no commas: QEMU splits plugin args on them).
+fn parse_node_cpus(value: &str) -> Result<(u32, Vec<usize>), String> {
+    let bad = || format!("bad value '{value}' for node_cpus: expected <node>:<cpu>[-<cpu>]/...");
+    let (node, list) = value.split_once(':').ok_or_else(bad)?;
+    let node = node.parse::<u32>().map_err(|_| bad())?;
+    let mut cpus = Vec::new();
+    for item in list.split('/') {
+        let (a, b) = item.split_once('-').unwrap_or((item, item));
+        let (a, b) = (a.parse::<usize>().map_err(|_| bad())?, b.parse::<usize>().map_err(|_| bad())?);
+        if a > b || b >= 1 << 16 {
+            return Err(bad());
+        }
+        cpus.extend(a..=b);
+    }
+    Ok((node, cpus))
+}
 
 fn count(key: &str, value: &str) -> Result<u64, String> {
     value.parse().map_err(|_| format!("bad value '{value}' for {key}: expected a whole number"))
@@ -94,6 +115,8 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
         checker: false,
         roi: RoiGate::Off,
         mem: Vec::new(),
+        mem_nodes: Vec::new(),
+        node_cpus: Vec::new(),
         overrides: Vec::new(),
         quantum: 0,
         quantum_shared: 0,
@@ -128,7 +151,12 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
                     _ => return Err(format!("bad value '{value}' for roi: expected on, off or flush")),
                 }
             }
-            "mem" => cfg.mem.push(MemRange::parse(value)?),
+            "mem" => {
+                let (range, node) = MemRange::parse_with_node(value)?;
+                cfg.mem.push(range);
+                cfg.mem_nodes.push(node);
+            }
+            "node_cpus" => cfg.node_cpus.push(parse_node_cpus(value)?),
             "quantum" => cfg.quantum = count(key, value)?,
             "quantum_shared" => cfg.quantum_shared = count(key, value)?,
             "quantum_unit" => cfg.quantum_unit = QuantumUnit::parse(value)?,
@@ -158,7 +186,7 @@ pub fn machine_params(cfg: &Config, vcpus: usize) -> Result<(Params, MemoryMap),
     if cfg.mode != Mode::None {
         params.validate(vcpus)?; // mode none models no machine: any vCPU count runs
     }
-    let map = MemoryMap::new(cfg.mem.clone())?;
+    let map = MemoryMap::with_numa(cfg.mem.clone(), &cfg.mem_nodes, &cfg.node_cpus)?;
     Ok((params, map))
 }
 

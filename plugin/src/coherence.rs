@@ -17,9 +17,9 @@ use crate::directory::{bit, DirEntry, DirState, Directory, MissKind, NO_TILE};
 use crate::memory::MemoryMap;
 use crate::memory::DEVICE_KINDS;
 use crate::nvmain_trace::NvmainTrace;
-use crate::params::{Params, Pos, LINE_BYTES, LINE_SHIFT};
+use crate::params::{Params, Pos, Protocol, LINE_BYTES, LINE_SHIFT};
 use crate::stats::{Cause, Ctr, FuncCtr, Msg, Stats, HOT_L1D_HITS, HOT_LOADS, HOT_STORES};
-use crate::topology::{hops, Topology};
+use crate::topology::{hops, LineRoute, Topology};
 
 const L1_S: u8 = 1;
 const L1_E: u8 = 2;
@@ -29,12 +29,23 @@ const T_S: u8 = 1;
 const T_F: u8 = 2;
 const T_E: u8 = 3;
 const T_M: u8 = 4;
+/// MOESIF only: dirty and shared; the holder forwards the line and writes it back on eviction.
+const T_O: u8 = 5;
+
+/// LLC line states (the LLC keeps no coherence state: it is memory-side, below the directory).
+const LLC_CLEAN: u8 = 1;
+const LLC_DIRTY: u8 = 2;
 
 pub struct Machine {
     pub params: Params,
     pub topo: Topology,
     l1: Vec<SetAssoc>,
     l2: Vec<SetAssoc>,
+    /// One LLC slice per home (empty without an LLC).
+    llc: Vec<SetAssoc>,
+    /// Per core, the tags of its private L2 (`pl2`; empty without one): latency only.
+    pl2: Vec<SetAssoc>,
+    moesif: bool,
     pub dir: Directory,
     pub mem: MemoryMap,
     pub stats: Stats,
@@ -124,7 +135,7 @@ fn bits(mut mask: u128) -> impl Iterator<Item = usize> {
 
 impl Machine {
     pub fn new(params: Params, vcpus: usize, mem: MemoryMap, n_funcs: usize, checker: bool) -> Machine {
-        let topo = Topology::new(&params, vcpus);
+        let topo = Topology::with_layout(&params, vcpus, &mem);
         let n_cores = topo.n_cores;
         let l1 = (0..topo.n_cores).map(|_| SetAssoc::new(&params.l1d)).collect();
         let l2 = (0..topo.tile_pos.len()).map(|_| SetAssoc::new(&params.l2)).collect();
@@ -135,11 +146,25 @@ impl Machine {
         let svc_read_ns = DEVICE_KINDS.map(|k| line / k.params(&params).bw_gbs);
         let svc_write_ns = DEVICE_KINDS.map(|k| line / k.params(&params).bw_write_gbs);
         let ctrls = (0..topo.mc_pos.len()).map(|_| Controller::default()).collect();
+        let llc = if params.llc.size_kib > 0 {
+            (0..topo.n_homes()).map(|_| SetAssoc::new(&params.llc)).collect()
+        } else {
+            Vec::new()
+        };
+        let moesif = params.protocol == Protocol::Moesif;
+        let pl2 = if params.pl2.size_kib > 0 {
+            (0..topo.n_cores).map(|_| SetAssoc::new(&params.pl2)).collect()
+        } else {
+            Vec::new()
+        };
         Machine {
             params,
             topo,
             l1,
             l2,
+            llc,
+            pl2,
+            moesif,
             dir: Directory::default(),
             mem,
             stats: Stats::new(n_funcs),
@@ -323,6 +348,11 @@ impl Machine {
             Some(s2) => {
                 self.stats.add(Ctr::L2Hits, 1);
                 self.l2[tile].touch(s2);
+                if let Some(p) = self.pl2.get_mut(core).and_then(|c| c.find(line).map(|s| (c, s))) {
+                    p.0.touch(p.1);
+                    self.stats.add(Ctr::Pl2Hits, 1);
+                    self.lat = self.params.timing.pl2 as u64;
+                }
             }
             None => {
                 self.stats.add(Ctr::L2Misses, 1);
@@ -386,7 +416,7 @@ impl Machine {
     fn make_writable(&mut self, core: usize, line: u64, e: &mut DirEntry) {
         let tile = self.topo.core_tile(core);
         let s2 = self.l2_slot(tile, line);
-        if matches!(self.l2[tile].state(s2), T_S | T_F) {
+        if matches!(self.l2[tile].state(s2), T_S | T_F | T_O) {
             self.stats.add(Ctr::L2Upgrades, 1);
             self.upgrade(tile, line, e);
         }
@@ -404,6 +434,23 @@ impl Machine {
         }
         let aux = self.l2[tile].aux(s2) & !siblings;
         self.l2[tile].set_aux(s2, aux);
+        self.drop_private(tile, line, core);
+    }
+
+    /// Removes `line` from the private L2s of tile `tile`'s cores except `keep`: the line left
+    /// the tile, or a sibling's store took it from them.
+    fn drop_private(&mut self, tile: usize, line: u64, keep: usize) {
+        if self.pl2.is_empty() {
+            return;
+        }
+        for local in 0..self.topo.cores_per_tile {
+            let core = self.tile_core(tile, local);
+            if core != keep {
+                if let Some(s) = self.pl2[core].find(line) {
+                    self.pl2[core].remove(s);
+                }
+            }
+        }
     }
 
     /// For a load: demotes sibling writers to S; returns the state the new L1D copy gets.
@@ -443,6 +490,12 @@ impl Machine {
             }
         }
         self.l1[core].fill(slot, line, state);
+        if let Some(p) = self.pl2.get_mut(core) {
+            if p.find(line).is_none() {
+                let (s, _) = p.victim(line);
+                p.fill(s, line, 1);
+            }
+        }
         let s2 = self.l2_slot(tile, line);
         let aux = self.l2[tile].aux(s2) | me;
         self.l2[tile].set_aux(s2, aux);
@@ -472,11 +525,15 @@ impl Machine {
         self.topo.tile_pos[tile]
     }
 
-    /// Home tile position and memory controller (index into `topo.mc_pos`) of a line.
+    /// Home position and memory controller (index into `topo.mc_pos`) of a line.
     fn route(&self, line: u64) -> (Pos, usize) {
+        let r = self.line_route(line);
+        (r.home_pos, r.mc as usize)
+    }
+
+    fn line_route(&self, line: u64) -> LineRoute {
         let place = self.mem.place(line);
-        let r = self.topo.route(line, place.kind, place.quarter);
-        (self.pos(r.home as usize), r.mc as usize)
+        self.topo.route(line, place.kind, place.cluster(self.topo.clusters()))
     }
 
     /// Stall cycles of `vcpu` so far (before the MLP division), whatever region is open.
@@ -538,6 +595,10 @@ impl Machine {
 
     fn send(&mut self, m: Msg, from: Pos, to: Pos, line: u64) {
         let flits = if m.carries_data() { self.data_flits } else { 1 };
+        self.send_flits(m, from, to, line, flits);
+    }
+
+    fn send_flits(&mut self, m: Msg, from: Pos, to: Pos, line: u64, flits: u64) {
         self.stats.msg(m, flits, hops(from, to));
         self.func_msgs += 1;
         self.remote_seen |= matches!(m, Msg::FwdGetS | Msg::FwdGetM | Msg::Inv);
@@ -631,6 +692,7 @@ impl Machine {
 
     /// Removes the line from tile `x` (its L2 and L1Ds) because of coherence.
     fn invalidate_tile(&mut self, x: usize, line: u64, entry: &mut DirEntry) {
+        self.drop_private(x, line, usize::MAX);
         let s2 = self.l2_slot(x, line);
         for local in bits(self.l2[x].aux(s2) as u128) {
             let core = self.tile_core(x, local);
@@ -674,30 +736,40 @@ impl Machine {
     }
 
     fn request_gets(&mut self, tile: usize, line: u64, e: &mut DirEntry) -> u8 {
-        let (home, mc) = self.route(line);
+        let r = self.line_route(line);
+        let home = r.home_pos;
         let me = self.pos(tile);
         self.send(Msg::GetS, me, home, line);
         let mut lat = self.request_cycles(me, home);
-        let state = match e.state {
+        let (state, owner) = match e.state {
             DirState::Uncached => {
-                lat += self.memory_read(line, home, mc, me);
+                lat += self.llc_or_memory_read(line, r, me, false);
                 e.state = DirState::Owned;
                 e.sharers = bit(tile);
-                T_E
+                (T_E, tile as u8)
             }
             DirState::Shared => {
+                e.sharers |= bit(tile);
                 if e.owner != NO_TILE {
                     let f = e.owner as usize;
-                    self.send(Msg::FwdGetS, home, self.pos(f), line);
-                    self.send(Msg::DataCache, self.pos(f), me, line);
-                    lat += self.forward_cycles(home, self.pos(f), me, false);
+                    let at = self.pos(f);
                     let s2 = self.l2_slot(f, line);
-                    self.l2[f].set_state(s2, T_S);
+                    // An O holder forwards its dirty line and stays the forwarder; an F holder
+                    // hands the F role to the requester.
+                    let dirty = self.l2[f].state(s2) == T_O;
+                    self.send(Msg::FwdGetS, home, at, line);
+                    self.send(Msg::DataCache, at, me, line);
+                    lat += self.forward_cycles(home, at, me, dirty);
+                    if dirty {
+                        (T_S, f as u8)
+                    } else {
+                        self.l2[f].set_state(s2, T_S);
+                        (T_F, tile as u8)
+                    }
                 } else {
-                    lat += self.memory_read(line, home, mc, me);
+                    lat += self.llc_or_memory_read(line, r, me, false);
+                    (T_F, tile as u8)
                 }
-                e.sharers |= bit(tile);
-                T_F
             }
             DirState::Owned => {
                 let o = e.owner as usize;
@@ -706,13 +778,17 @@ impl Machine {
                 self.send(Msg::DataCache, at, me, line);
                 let s2 = self.l2_slot(o, line);
                 let dirty = self.l2[o].state(s2) == T_M;
-                // The write-back is off the requester's critical path.
+                // MOESIF keeps the dirty line in the owner (O); MESIF writes it back (off the
+                // requester's critical path), into the home's LLC slice if there is one.
+                let keep = dirty && self.moesif;
                 lat += self.forward_cycles(home, at, me, dirty);
-                if dirty {
+                if keep {
+                    self.stats.add(Ctr::DowngradesToO, 1);
+                } else if dirty {
                     self.send(Msg::Wb, at, home, line);
-                    self.memory_write(line, home, mc);
+                    self.absorb_writeback(line, r);
                 }
-                self.l2[o].set_state(s2, T_S);
+                self.l2[o].set_state(s2, if keep { T_O } else { T_S });
                 for local in bits(self.l2[o].aux(s2) as u128) {
                     let core = self.tile_core(o, local);
                     self.forget(core, line);
@@ -722,32 +798,38 @@ impl Machine {
                 }
                 e.state = DirState::Shared;
                 e.sharers = bit(o) | bit(tile);
-                T_F
+                if keep {
+                    (T_S, o as u8)
+                } else {
+                    (T_F, tile as u8)
+                }
             }
         };
-        e.owner = tile as u8;
+        e.owner = owner;
         self.lat += lat;
         state
     }
 
     fn request_getm(&mut self, tile: usize, line: u64, e: &mut DirEntry) {
-        let (home, mc) = self.route(line);
+        let r = self.line_route(line);
+        let home = r.home_pos;
         let me = self.pos(tile);
         self.send(Msg::GetM, me, home, line);
         // From the home on, the data and the invalidation acks travel in parallel.
         let from_home = match e.state {
-            DirState::Uncached => self.memory_read(line, home, mc, me),
+            DirState::Uncached => self.llc_or_memory_read(line, r, me, true),
             DirState::Shared => {
                 let f = e.owner;
                 let invs = self.invalidate_sharers(line, e, home, tile, f);
                 let data = if f != NO_TILE {
                     let at = self.pos(f as usize);
+                    let dirty = self.l2[f as usize].state(self.l2_slot(f as usize, line)) == T_O;
                     self.send(Msg::FwdGetM, home, at, line);
                     self.send(Msg::DataCache, at, me, line);
                     self.invalidate_tile(f as usize, line, e);
-                    self.forward_cycles(home, at, me, false)
+                    self.forward_cycles(home, at, me, dirty)
                 } else {
-                    self.memory_read(line, home, mc, me)
+                    self.llc_or_memory_read(line, r, me, true)
                 };
                 data.max(invs.unwrap_or(0))
             }
@@ -766,6 +848,63 @@ impl Machine {
         e.state = DirState::Owned;
         e.owner = tile as u8;
         e.sharers = bit(tile);
+    }
+
+    /// Data for a request that no tile can forward: from the home's LLC slice if it holds the
+    /// line (`take`: a GetM removes it there, the requester's M copy now stands for it), else
+    /// from memory. Returns the latency from the home on and sets the stall cause.
+    fn llc_or_memory_read(&mut self, line: u64, r: LineRoute, requester: Pos, take: bool) -> u64 {
+        if !self.llc.is_empty() {
+            let slice = &mut self.llc[r.home as usize];
+            if let Some(slot) = slice.find(line) {
+                if take {
+                    slice.remove(slot);
+                } else {
+                    slice.touch(slot);
+                }
+                self.stats.add(Ctr::LlcHits, 1);
+                self.send(Msg::DataLlc, r.home_pos, requester, line);
+                self.cause = Cause::Llc;
+                return self.params.timing.llc as u64 + self.hop_cycles(r.home_pos, requester);
+            }
+            self.stats.add(Ctr::LlcMisses, 1);
+        }
+        self.memory_read(line, r.home_pos, r.mc as usize, requester)
+    }
+
+    /// A dirty line arriving at its home (a PutM, an O eviction, a MESIF write-back): into the
+    /// LLC slice if there is one, else written to memory.
+    fn absorb_writeback(&mut self, line: u64, r: LineRoute) {
+        if self.llc.is_empty() {
+            self.memory_write(line, r.home_pos, r.mc as usize);
+        } else {
+            self.stats.add(Ctr::LlcDirtyFills, 1);
+            self.llc_fill(r, line, true);
+        }
+    }
+
+    /// Puts `line` into its home's LLC slice (or marks it used, and dirty if `dirty`); a dirty
+    /// victim is written to memory, a clean one dropped.
+    fn llc_fill(&mut self, r: LineRoute, line: u64, dirty: bool) {
+        self.stats.add(Ctr::LlcFills, 1);
+        let slice = r.home as usize;
+        if let Some(slot) = self.llc[slice].find(line) {
+            self.llc[slice].touch(slot);
+            if dirty {
+                self.llc[slice].set_state(slot, LLC_DIRTY);
+            }
+            return;
+        }
+        let (slot, victim) = self.llc[slice].victim(line);
+        if let Some(old) = victim {
+            self.stats.add(Ctr::LlcEvictions, 1);
+            if self.llc[slice].state(slot) == LLC_DIRTY {
+                self.stats.add(Ctr::LlcWritebacks, 1);
+                let (home, mc) = self.route(old);
+                self.memory_write(old, home, mc);
+            }
+        }
+        self.llc[slice].fill(slot, line, if dirty { LLC_DIRTY } else { LLC_CLEAN });
     }
 
     fn upgrade(&mut self, tile: usize, line: u64, e: &mut DirEntry) {
@@ -795,20 +934,30 @@ impl Machine {
             }
         }
         self.l2[tile].remove(slot);
+        self.drop_private(tile, line, usize::MAX);
         self.stats.add(Ctr::L2Evictions, 1);
         if self.checker {
             self.touched.push(line);
         }
-        let (home, mc) = self.route(line);
-        let me = self.pos(tile);
+        let r = self.line_route(line);
+        let (home, me) = (r.home_pos, self.pos(tile));
+        let last_copy = self.dir.entries[d].sharers & !bit(tile) == 0;
         match state {
-            T_M => {
+            T_M | T_O => {
                 self.stats.add(Ctr::L2Writebacks, 1);
                 self.send(Msg::PutM, me, home, line);
-                self.memory_write(line, home, mc);
+                self.absorb_writeback(line, r);
             }
-            T_E => self.send(Msg::PutE, me, home, line),
-            _ => self.send(Msg::PutS, me, home, line),
+            _ => {
+                let put = if state == T_E { Msg::PutE } else { Msg::PutS };
+                if last_copy && !self.llc.is_empty() {
+                    // The last clean copy on chip goes to the LLC: the put carries the data.
+                    self.send_flits(put, me, home, line, self.data_flits);
+                    self.llc_fill(r, line, false);
+                } else {
+                    self.send(put, me, home, line);
+                }
+            }
         }
         let e = &mut self.dir.entries[d];
         e.sharers &= !bit(tile);
@@ -822,18 +971,34 @@ impl Machine {
         }
     }
 
-    /// Dirty (M) lines per memory device in the L2s (an M line in an L1D is M in its L2):
-    /// the memory writes a region leaves behind. A scan of every L2 slot.
+    /// Dirty lines per memory device on the chip: M and O lines in the L2s (an M line in an
+    /// L1D is M in its L2) and dirty LLC lines that no L2 holds dirty, each counted once: the
+    /// memory writes a region leaves behind. A scan of every L2 and LLC slot.
     pub fn dirty_lines(&self) -> [u64; 3] {
         let mut out = [0u64; 3];
         for cache in &self.l2 {
             for (slot, line) in cache.lines() {
-                if cache.state(slot) == T_M {
+                if matches!(cache.state(slot), T_M | T_O) {
+                    out[self.mem.place(line).kind as usize] += 1;
+                }
+            }
+        }
+        for cache in &self.llc {
+            for (slot, line) in cache.lines() {
+                if cache.state(slot) == LLC_DIRTY && !self.dirty_in_an_l2(line) {
                     out[self.mem.place(line).kind as usize] += 1;
                 }
             }
         }
         out
+    }
+
+    fn dirty_in_an_l2(&self, line: u64) -> bool {
+        let Some(e) = self.dir.get(line) else { return false };
+        e.owner != NO_TILE
+            && self.l2[e.owner as usize]
+                .find(line)
+                .is_some_and(|s| matches!(self.l2[e.owner as usize].state(s), T_M | T_O))
     }
 
     /// Checks single-writer/multiple-reader and directory/cache agreement for one line.
@@ -852,8 +1017,11 @@ impl Machine {
                 holders |= bit(tile);
                 match tile_state {
                     T_E | T_M => writers += 1,
-                    T_F => forwarders += 1,
+                    T_F | T_O => forwarders += 1,
                     _ => {}
+                }
+                if tile_state == T_O && !self.moesif {
+                    return Err(format!("line {line:#x}: tile {tile} in O under MESIF"));
                 }
             }
             let mut l1_writers = 0;
@@ -905,12 +1073,12 @@ impl Machine {
                 Err(format!("line {line:#x}: owned by {} but holders {holders:#x}, {writers} writers", e.owner))
             }
             DirState::Shared if writers != 0 => Err(format!("line {line:#x}: shared with {writers} E/M copies")),
-            DirState::Shared if forwarders > 1 => Err(format!("line {line:#x}: {forwarders} F copies")),
+            DirState::Shared if forwarders > 1 => Err(format!("line {line:#x}: {forwarders} F/O copies")),
             DirState::Shared if e.owner != NO_TILE && !self.is_forwarder(e.owner as usize, line) => {
-                Err(format!("line {line:#x}: directory F holder {} not in F", e.owner))
+                Err(format!("line {line:#x}: directory F/O holder {} not in F or O", e.owner))
             }
             DirState::Shared if e.owner == NO_TILE && forwarders != 0 => {
-                Err(format!("line {line:#x}: directory has no F holder but a tile is F"))
+                Err(format!("line {line:#x}: directory has no F/O holder but a tile is F or O"))
             }
             DirState::Shared if holders == 0 => Err(format!("line {line:#x}: shared without holders")),
             _ => Ok(()),
@@ -918,7 +1086,7 @@ impl Machine {
     }
 
     fn is_forwarder(&self, tile: usize, line: u64) -> bool {
-        self.l2[tile].find(line).is_some_and(|s| self.l2[tile].state(s) == T_F)
+        self.l2[tile].find(line).is_some_and(|s| matches!(self.l2[tile].state(s), T_F | T_O))
     }
 
     /// Checks every line known to the directory or present in any cache.
@@ -947,12 +1115,21 @@ impl Machine {
                 errors.push(format!("{what}: {a} != {b}"));
             }
         };
-        expect("gets+getm = data+data_cache", m(Msg::GetS) + m(Msg::GetM), m(Msg::Data) + m(Msg::DataCache));
+        expect(
+            "gets+getm = data+data_cache+data_llc",
+            m(Msg::GetS) + m(Msg::GetM),
+            m(Msg::Data) + m(Msg::DataCache) + m(Msg::DataLlc),
+        );
         expect("fwd_gets+fwd_getm = data_cache", m(Msg::FwdGetS) + m(Msg::FwdGetM), m(Msg::DataCache));
         expect("inv = inv_ack", m(Msg::Inv), m(Msg::InvAck));
         expect("upgrade = ack", m(Msg::Upgrade), m(Msg::Ack));
         expect("mem_rd = data", m(Msg::MemRd), m(Msg::Data));
-        expect("putm+wb = mem_wr", m(Msg::PutM) + m(Msg::Wb), m(Msg::MemWr));
+        expect(
+            "putm+wb+llc.writebacks = mem_wr+llc.dirty_fills",
+            m(Msg::PutM) + m(Msg::Wb) + s.get(Ctr::LlcWritebacks),
+            m(Msg::MemWr) + s.get(Ctr::LlcDirtyFills),
+        );
+        expect("llc.hits = data_llc", s.get(Ctr::LlcHits), m(Msg::DataLlc));
         expect("l2.writebacks = putm", s.get(Ctr::L2Writebacks), m(Msg::PutM));
         expect("l2.misses = gets+getm", s.get(Ctr::L2Misses), m(Msg::GetS) + m(Msg::GetM));
         expect("l2.upgrades = upgrade", s.get(Ctr::L2Upgrades), m(Msg::Upgrade));

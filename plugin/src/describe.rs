@@ -54,6 +54,29 @@ mod tests {
     }
 
     #[test]
+    fn the_description_carries_each_chips_hierarchy() {
+        let v = |name: &str| -> serde_json::Value {
+            serde_json::from_str(&machine_json(&preset(name).unwrap(), 4).unwrap()).unwrap()
+        };
+        let altra = v("altra-80");
+        let tiles: Vec<&str> = altra["tiles"].as_str().unwrap().split('/').collect();
+        let mut sites = tiles.clone();
+        sites.dedup();
+        assert_eq!(
+            (tiles.len(), sites.len(), &altra["machine"]["mesh.tiles_per_site"]),
+            (80, 20, &serde_json::json!(4))
+        );
+        assert_eq!(altra["machine"]["llc.size_kib"], 410);
+        assert_eq!(v("icelake-32")["machine"]["llc.size_kib"], 1536);
+        let epyc = v("epyc2-64");
+        assert_eq!(
+            (epyc["machine"]["protocol"].as_str(), epyc["machine"]["dir.home"].as_str()),
+            (Some("moesif"), Some("mc"))
+        );
+        assert_eq!(v("knl-64")["machine"]["llc.policy"], "none");
+    }
+
+    #[test]
     fn too_many_vcpus_is_an_error() {
         assert!(machine_json(&preset("tiny-4").unwrap(), 5).is_err());
     }

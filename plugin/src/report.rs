@@ -55,14 +55,31 @@ pub fn stats_json(run: &RunInfo, stats: &Stats, syms: &Symbols) -> String {
     w.field_str("sysmap", run.config.sysmap.as_deref().unwrap_or(""));
     w.field_u64("sysmap.functions", run.n_symbols as u64);
     w.field_array("mem");
-    for r in &run.config.mem {
+    for (i, r) in run.config.mem.iter().enumerate() {
         w.element_object();
         w.field_str("kind", r.kind.name());
         w.field_str("start", &format!("{:#x}", r.start));
         w.field_str("size", &format!("{:#x}", r.size));
+        if let Some(node) = run.config.mem_nodes.get(i).copied().flatten() {
+            w.field_u64("node", node as u64);
+        }
         w.end_object();
     }
     w.end_array();
+    if !run.config.node_cpus.is_empty() {
+        w.field_array("node_cpus");
+        for (node, cpus) in &run.config.node_cpus {
+            w.element_object();
+            w.field_u64("node", *node as u64);
+            w.field_array("cpus");
+            for &cpu in cpus {
+                w.element_u64(cpu as u64);
+            }
+            w.end_array();
+            w.end_object();
+        }
+        w.end_array();
+    }
     w.field_str("mem.default", "dram");
     w.field_key("machine");
     run.params.write_json(&mut w);

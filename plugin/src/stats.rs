@@ -40,6 +40,14 @@ counters! {
     L2BackInvalidations => "l2.back_invalidations",
     CohInvalidations => "coh.invalidations",
     QueueLate => "mem.queue.late",
+    DowngradesToO => "coh.downgrades_to_o",
+    LlcHits => "llc.hits",
+    LlcMisses => "llc.misses",
+    LlcFills => "llc.fills",
+    LlcDirtyFills => "llc.dirty_fills",
+    LlcEvictions => "llc.evictions",
+    LlcWritebacks => "llc.writebacks",
+    Pl2Hits => "l2.private_hits",
 }
 
 pub const N_CTR: usize = CTR_NAMES.len();
@@ -63,6 +71,7 @@ pub enum Msg {
     Wb,
     MemRd,
     MemWr,
+    DataLlc,
 }
 
 pub const MSG_NAMES: &[&str] = &[
@@ -82,6 +91,7 @@ pub const MSG_NAMES: &[&str] = &[
     "wb",
     "mem_rd",
     "mem_wr",
+    "data_llc",
 ];
 pub const N_MSG: usize = MSG_NAMES.len();
 
@@ -95,7 +105,7 @@ impl Msg {
     }
 
     pub fn carries_data(self) -> bool {
-        matches!(self, Msg::Data | Msg::DataCache | Msg::PutM | Msg::Wb | Msg::MemWr)
+        matches!(self, Msg::Data | Msg::DataCache | Msg::PutM | Msg::Wb | Msg::MemWr | Msg::DataLlc)
     }
 }
 
@@ -122,9 +132,11 @@ pub enum Cause {
     Upgrade,
     /// Waiting at a memory controller (README "Memory bandwidth"): split off the read's cause.
     Queue,
+    /// A hit in the home's LLC slice.
+    Llc,
 }
 pub const CAUSE_NAMES: &[&str] =
-    &["l2_hit", "mem.dram", "mem.mcdram", "mem.pcm", "fwd_clean", "fwd_dirty", "upgrade", "queue"];
+    &["l2_hit", "mem.dram", "mem.mcdram", "mem.pcm", "fwd_clean", "fwd_dirty", "upgrade", "queue", "llc"];
 pub const N_CAUSE: usize = CAUSE_NAMES.len();
 
 impl Cause {
@@ -433,6 +445,7 @@ pub const SUMMARY_KEYS: &[&str] = &[
     "l2.misses.capacity",
     "l2.misses.coherence",
     "l2.writebacks",
+    "l2.private_hits",
     "coh.msgs",
     "coh.flits",
     "coh.hops",
@@ -444,6 +457,7 @@ pub const SUMMARY_KEYS: &[&str] = &[
     "mem.dirty_at_end",
     "mem.bytes",
     "mem.queue.late",
+    "coh.downgrades_to_o",
     "mem.pcm.max_line_writes",
     "mem.pcm.lifetime_runs",
 ];
@@ -452,6 +466,7 @@ pub fn in_summary(name: &str) -> bool {
     SUMMARY_KEYS.contains(&name)
         || name.starts_with("coh.msgs.")
         || name.starts_with("time.")
+        || name.starts_with("llc.")
         || name.starts_with("mem.mc")
         || (name.starts_with("mem.") && ["dram.", "mcdram.", "pcm."].iter().any(|d| name[4..].starts_with(d)))
 }

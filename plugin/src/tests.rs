@@ -250,12 +250,23 @@ fn stress_params() -> Vec<(Params, Vec<MemRange>)> {
     p.set("cores_per_tile", "2").unwrap();
     p.set("threads_per_core", "2").unwrap();
     out.push((p, vec![MemRange { kind: DeviceKind::Pcm, start: 0x2000, size: 0x2000 }]));
+    // tiny with an LLC slice and MOESIF (and with the home at the controller)
+    let mut p = tiny();
+    for (k, v) in [("llc.size_kib", "1"), ("llc.ways", "2"), ("protocol", "moesif"), ("cores_per_tile", "2")] {
+        p.set(k, v).unwrap();
+    }
+    out.push((p.clone(), vec![]));
+    p.set("dir.home", "mc").unwrap();
+    out.push((p, vec![MemRange { kind: DeviceKind::Pcm, start: 0x2000, size: 0x2000 }]));
     for (name, cluster) in [
         ("knl-64", "quadrant"),
         ("knl-64", "snc4"),
+        ("knl-64", "hemisphere"),
+        ("knl-64", "snc2"),
         ("icelake-32", "all2all"),
         ("altra-80", "all2all"),
         ("epyc2-64", "all2all"),
+        ("epyc2-64", "snc4"),
     ] {
         let mut p = preset(name).unwrap();
         p.set("cluster", cluster).unwrap();
@@ -263,6 +274,10 @@ fn stress_params() -> Vec<(Params, Vec<MemRange>)> {
         p.set("l1d.ways", "2").unwrap();
         p.set("l2.size_kib", "2").unwrap();
         p.set("l2.ways", "2").unwrap();
+        if p.llc.size_kib > 0 {
+            p.set("llc.size_kib", "1").unwrap();
+            p.set("llc.ways", "2").unwrap();
+        }
         out.push((p, vec![MemRange { kind: DeviceKind::Mcdram, start: 0, size: 0x1000 }]));
     }
     out
@@ -273,7 +288,7 @@ proptest! {
 
     #[test]
     fn random_streams_keep_invariants_and_balance(
-        which in 0usize..7,
+        which in 0usize..12,
         stream in prop::collection::vec((0usize..16, 0u64..96, any::<bool>(), 0u64..64), 1..400),
     ) {
         let (params, mem) = stress_params().swap_remove(which);
@@ -291,7 +306,7 @@ proptest! {
 
     #[test]
     fn repeat_shortcut_changes_nothing(
-        which in 0usize..7,
+        which in 0usize..12,
         stream in prop::collection::vec((0usize..4, 0u64..24, any::<bool>(), 0u64..64), 1..300),
     ) {
         let run = |shortcut: bool| {
@@ -621,6 +636,7 @@ fn stall_of(m: &mut Machine, f: impl FnOnce(&mut Machine)) -> (u64, Option<Cause
         Cause::FwdDirty,
         Cause::Upgrade,
         Cause::Queue,
+        Cause::Llc,
     ];
     let mut cause = None;
     for i in 0..N_CAUSE {
@@ -825,8 +841,31 @@ fn preset_latencies() {
             dirty += m.lat;
         }
         let ns = |sum: u64, k: u64| sum as f64 / k as f64 / ghz;
+        // LLC hits: a direct-mapped 1 KiB L2 (same latencies) pushes a line out to its home's
+        // slice by reading the next line of its set; another core then reads it from there.
+        let mut llc = String::new();
+        if p.llc.size_kib > 0 {
+            let mut q = p.clone();
+            for (k, v) in [("l1d.size_kib", "1"), ("l1d.ways", "1"), ("l2.size_kib", "1"), ("l2.ways", "1")] {
+                q.set(k, v).unwrap();
+            }
+            let mut m = machine(q, cores, vec![]);
+            let (mut sum, mut k) = (0u64, 0u64);
+            for i in 0..n {
+                let line = 3_000_000 + 64 * i;
+                let (a, b) = ((i * 7 % cores as u64) as usize, ((i * 13 + 5) % cores as u64) as usize);
+                read(&mut m, a, line);
+                read(&mut m, a, line + 16);
+                read(&mut m, b, line);
+                if m.cause == crate::stats::Cause::Llc {
+                    sum += m.lat;
+                    k += 1;
+                }
+            }
+            llc = format!("  LLC hit {:.0} ns ({k} of {n})", ns(sum, k.max(1)));
+        }
         println!(
-            "{name:<11} {ghz} GHz  l1 {} l2 {}  memory read (DRAM) {:.0} ns  remote clean fwd {:.0} ns  dirty fwd {:.0} ns",
+            "{name:<11} {ghz} GHz  l1 {} l2 {}  memory read (DRAM) {:.0} ns  remote clean fwd {:.0} ns  dirty fwd {:.0} ns{llc}",
             p.timing.l1,
             p.timing.l2,
             ns(mem, n),
@@ -942,4 +981,297 @@ fn a_vcpu_far_behind_rejoins_the_others_without_a_stall() {
     read(&mut m, 1, l[2]);
     let s = total(&mut m);
     assert_eq!((s.get(Ctr::QueueLate), s.stall[Cause::Queue as usize]), (1, 27));
+}
+
+// ---- Presets that match their chips: the LLC slice at the home, MOESIF's O state, the home
+// beside the memory controller, and the NUMA-following cluster modes. Hand-computed on tiny-4
+// (tiles 0 (0,0), 1 (0,1), 2 (1,0), 3 (1,1), DDR controller (0,-1); L2 4 KiB 4-way = 16 sets,
+// so lines with equal `line % 16` share a set; lat.llc 7).
+
+fn tiny_llc() -> Params {
+    let mut p = tiny();
+    p.set("llc.size_kib", "4").unwrap(); // 4 KiB 4-way per home: 16 sets
+    p.set("llc.ways", "4").unwrap();
+    p
+}
+
+/// `n` lines homed at `tile` in the same L2 (and LLC) set as `like`, other than it.
+fn same_set_homed_at(m: &Machine, tile: u16, like: u64, n: usize) -> Vec<u64> {
+    (1..).map(|k| like + 16 * k).filter(|&l| m.topo.route(l, DeviceKind::Dram, 0).home == tile).take(n).collect()
+}
+
+#[test]
+fn llc_miss_goes_to_memory_and_an_evicted_line_comes_back_from_the_llc() {
+    let mut m = machine(tiny_llc(), 4, vec![]);
+    let line = line_homed_at(&m, 3);
+    // Miss everywhere: the LLC lookup is part of the directory's; the memory path as without an
+    // LLC: l2 10 + 2 hops x 2 + dir 5 + home->MC 3 x 2 + 50 + MC->req 1 x 2 = 77.
+    let (stall, cause) = stall_of(&mut m, |m| read(m, 0, line));
+    assert_eq!((m.lat, stall, cause), (77, 73, Some(Cause::MemDram)));
+    // Four more lines of the set push it out of tile 0's L2: the last clean copy goes to the
+    // LLC slice of its home with a data-carrying PutE (3 flits), no memory write.
+    for l in same_set_homed_at(&m, 3, line, 4) {
+        read(&mut m, 0, l);
+    }
+    let s = total(&mut m);
+    assert_eq!((s.get(Ctr::LlcMisses), s.get(Ctr::LlcFills), s.get(Ctr::LlcHits)), (5, 1, 0));
+    assert_eq!((s.msgs(Msg::PutE), s.msg[Msg::PutE as usize][1]), (1, 3));
+    assert_eq!(s.dev_writes.iter().sum::<u64>(), 0);
+    // Back from the LLC: l2 10 + 2 x 2 + dir 5 + llc 7 + home->req 2 x 2 = 30.
+    let (stall, cause) = stall_of(&mut m, |m| read(m, 0, line));
+    assert_eq!((m.lat, stall, cause), (30, 26, Some(Cause::Llc)));
+    let s = total(&mut m);
+    assert_eq!((s.get(Ctr::LlcHits), s.msgs(Msg::DataLlc), s.msg[Msg::DataLlc as usize][2]), (1, 1, 2));
+    assert_eq!(s.dev_reads[DeviceKind::Dram as usize], 5);
+    assert!(m.balance_errors(TOTAL).is_empty(), "{:?}", m.balance_errors(TOTAL));
+}
+
+#[test]
+fn a_dirty_line_is_written_to_memory_only_when_the_llc_evicts_it() {
+    let mut m = machine(tiny_llc(), 4, vec![]);
+    let dirty = line_homed_at(&m, 3);
+    let others = same_set_homed_at(&m, 3, dirty, 8);
+    write(&mut m, 0, dirty);
+    // A1..A4 push the M line out of the L2: PutM into the LLC (dirty), no MemWr.
+    for &l in &others[..4] {
+        read(&mut m, 0, l);
+    }
+    let s = total(&mut m);
+    assert_eq!((s.msgs(Msg::PutM), s.msgs(Msg::MemWr), s.get(Ctr::LlcDirtyFills)), (1, 0, 1));
+    assert_eq!(m.dirty_lines()[DeviceKind::Dram as usize], 1); // still owed to memory
+                                                               // A5..A7 fill the LLC set behind it (A1..A3 evicted clean); A8 evicts A4 into a full set
+                                                               // whose least recently used line is the dirty one: one memory write.
+    for &l in &others[4..7] {
+        read(&mut m, 0, l);
+    }
+    assert_eq!(total(&mut m).msgs(Msg::MemWr), 0);
+    read(&mut m, 0, others[7]);
+    let s = total(&mut m);
+    assert_eq!((s.msgs(Msg::MemWr), s.get(Ctr::LlcWritebacks), s.get(Ctr::LlcEvictions)), (1, 1, 1));
+    assert_eq!(s.dev_writes[DeviceKind::Dram as usize], 1);
+    assert_eq!(s.get(Ctr::LlcFills), 5);
+    assert_eq!(m.dirty_lines()[DeviceKind::Dram as usize], 0);
+    assert!(m.balance_errors(TOTAL).is_empty(), "{:?}", m.balance_errors(TOTAL));
+}
+
+#[test]
+fn moesif_keeps_a_read_dirty_line_in_o_and_writes_it_back_on_eviction() {
+    let mut p = tiny();
+    p.set("protocol", "moesif").unwrap();
+    let mut m = machine(p, 4, vec![]);
+    let line = line_homed_at(&m, 3); // home (1,1)
+    write(&mut m, 0, line); // tile 0 (0,0) M
+                            // Tile 2 (1,0) reads: GetS 1 hop, Fwd-GetS (1,1)->(0,0) 2, Data-from-cache (0,0)->(1,0) 1;
+                            // the owner keeps the dirty line in O: no Wb, no MemWr. Latency: l2 10 + 1 x 2 + dir 5 +
+                            // 2 x 2 + fwd_dirty 12 + 1 x 2 = 35.
+    let (stall, cause) = stall_of(&mut m, |m| read(m, 2, line));
+    assert_eq!((m.lat, stall, cause), (35, 31, Some(Cause::FwdDirty)));
+    let s = total(&mut m);
+    assert_eq!((s.msgs(Msg::Wb), s.msgs(Msg::MemWr), s.get(Ctr::DowngradesToO)), (0, 0, 1));
+    assert_eq!(s.dev_writes.iter().sum::<u64>(), 0);
+    // Tile 3 (1,1) reads: the O holder forwards again (GetS 0 hops, Fwd 2, data 2):
+    // 10 + 0 + 5 + 4 + 12 + 4 = 35, still no write.
+    let (stall, cause) = stall_of(&mut m, |m| read(m, 3, line));
+    assert_eq!((m.lat, stall, cause), (35, 31, Some(Cause::FwdDirty)));
+    let s = total(&mut m);
+    assert_eq!((s.msgs(Msg::FwdGetS), s.msgs(Msg::MemWr), s.msgs(Msg::MemRd)), (2, 0, 1));
+    assert_eq!(m.dirty_lines()[DeviceKind::Dram as usize], 1);
+    // The O holder evicts it (four lines of its L2 set): PutM + MemWr, the write MESIF would
+    // have made at the first read.
+    for l in same_set_homed_at(&m, 3, line, 4) {
+        read(&mut m, 0, l);
+    }
+    let s = total(&mut m);
+    assert_eq!((s.msgs(Msg::PutM), s.msgs(Msg::MemWr), s.get(Ctr::L2Writebacks)), (1, 1, 1));
+    assert_eq!(s.dev_writes[DeviceKind::Dram as usize], 1);
+    assert_eq!(m.dirty_lines()[DeviceKind::Dram as usize], 0);
+    assert!(m.balance_errors(TOTAL).is_empty(), "{:?}", m.balance_errors(TOTAL));
+}
+
+#[test]
+fn moesif_upgrade_by_a_sharer_drops_the_o_copy_without_a_write() {
+    let mut p = tiny();
+    p.set("protocol", "moesif").unwrap();
+    let mut m = machine(p, 4, vec![]);
+    let line = line_homed_at(&m, 3);
+    write(&mut m, 0, line);
+    read(&mut m, 2, line); // tile 0 O, tile 2 S
+    write(&mut m, 2, line); // upgrade: invalidates the O copy, tile 2 now M
+    let s = total(&mut m);
+    assert_eq!((s.msgs(Msg::Upgrade), s.msgs(Msg::Inv), s.msgs(Msg::MemWr)), (1, 1, 0));
+    assert_eq!(m.dirty_lines()[DeviceKind::Dram as usize], 1);
+    // The O holder can also write its own line: an upgrade that invalidates the S copy.
+    let line2 = line + 1;
+    write(&mut m, 0, line2);
+    read(&mut m, 1, line2);
+    write(&mut m, 0, line2);
+    let s = total(&mut m);
+    assert_eq!((s.msgs(Msg::Upgrade), s.get(Ctr::DowngradesToO), s.msgs(Msg::MemWr)), (2, 2, 0));
+    assert!(m.balance_errors(TOTAL).is_empty(), "{:?}", m.balance_errors(TOTAL));
+}
+
+#[test]
+fn moesif_with_an_llc_puts_the_o_line_into_the_llc() {
+    let mut p = tiny_llc();
+    p.set("protocol", "moesif").unwrap();
+    let mut m = machine(p, 4, vec![]);
+    let line = line_homed_at(&m, 3);
+    write(&mut m, 0, line);
+    read(&mut m, 2, line);
+    for l in same_set_homed_at(&m, 3, line, 4) {
+        read(&mut m, 0, l);
+    }
+    let s = total(&mut m);
+    assert_eq!((s.msgs(Msg::PutM), s.msgs(Msg::MemWr), s.get(Ctr::LlcDirtyFills)), (1, 0, 1));
+    // Tile 2 still shares it (S); no F/O holder is left, so tile 1's read is served by the
+    // LLC: l2 10 + (0,1)->(1,1) 1 x 2 + dir 5 + llc 7 + 1 x 2 = 26.
+    let (_, cause) = stall_of(&mut m, |m| read(m, 1, line));
+    assert_eq!((m.lat, cause), (26, Some(Cause::Llc)));
+    assert!(m.balance_errors(TOTAL).is_empty(), "{:?}", m.balance_errors(TOTAL));
+}
+
+#[test]
+fn home_at_the_memory_controller() {
+    // dir.home=mc: the directory sits at the line's controller (0,-1). Tile 0 (0,0) reads:
+    // GetS 1 hop to the controller, MemRd 0 hops, Data 1 hop back: 10 + 1 x 2 + dir 5 + 0 +
+    // 50 + 1 x 2 = 69. Tile 3 (1,1) reads it then from tile 0 (E): GetS (1,1)->(0,-1) 3 hops,
+    // Fwd-GetS (0,-1)->(0,0) 1, data (0,0)->(1,1) 2: 10 + 6 + 5 + 2 + 8 + 4 = 35.
+    let mut p = tiny();
+    p.set("dir.home", "mc").unwrap();
+    let mut m = machine(p, 4, vec![]);
+    let line = 1000;
+    let (_, cause) = stall_of(&mut m, |m| read(m, 0, line));
+    assert_eq!((m.lat, cause), (69, Some(Cause::MemDram)));
+    let s = total(&mut m);
+    assert_eq!((hops(s, Msg::GetS), hops(s, Msg::MemRd), hops(s, Msg::Data)), (1, 0, 1));
+    let (_, cause) = stall_of(&mut m, |m| read(m, 3, line));
+    assert_eq!((m.lat, cause), (35, Some(Cause::FwdClean)));
+    let s = total(&mut m);
+    assert_eq!((hops(s, Msg::GetS), hops(s, Msg::FwdGetS), hops(s, Msg::DataCache)), (4, 1, 2));
+    assert!(m.balance_errors(TOTAL).is_empty(), "{:?}", m.balance_errors(TOTAL));
+}
+
+/// KNL in an SNC mode with the guest's nodes: DRAM nodes of 1 GiB each from 0, then (for
+/// `mcdram`) as many MCDRAM nodes; node k's vCPUs are `cpus[k]`.
+fn knl_numa(cluster: &str, dram_nodes: u32, mcdram: bool, cpus: &[&[usize]]) -> Machine {
+    let mut p = preset("knl-64").unwrap();
+    p.set("cluster", cluster).unwrap();
+    let gib = 1u64 << 30;
+    let mut ranges = Vec::new();
+    let mut nodes = Vec::new();
+    for k in 0..dram_nodes {
+        ranges.push(MemRange { kind: DeviceKind::Dram, start: k as u64 * gib, size: gib });
+        nodes.push(Some(k));
+        if mcdram {
+            let start = (dram_nodes + k) as u64 * gib;
+            ranges.push(MemRange { kind: DeviceKind::Mcdram, start, size: gib });
+            nodes.push(Some(dram_nodes + k));
+        }
+    }
+    let node_cpus: Vec<(u32, Vec<usize>)> = cpus.iter().enumerate().map(|(k, c)| (k as u32, c.to_vec())).collect();
+    let vcpus = cpus.iter().map(|c| c.len()).sum();
+    Machine::new(p, vcpus, MemoryMap::with_numa(ranges, &nodes, &node_cpus).unwrap(), 0, true)
+}
+
+#[test]
+fn snc2_homes_node_k_in_half_k_and_runs_its_vcpus_there() {
+    // knl-64 halves: columns 0-2 west (cluster 0, DDR (2,-1), EDCs in columns 0-1), 3-5 east.
+    let mut m = knl_numa("snc2", 2, false, &[&[0, 1], &[2, 3]]);
+    let gib_line = (1u64 << 30) / LINE_BYTES;
+    for (node, west) in [(0u64, true), (1, false)] {
+        for i in 0..200 {
+            let line = node * gib_line + 977 * i;
+            let place = m.mem.place(line);
+            assert_eq!(place.cluster(2), node as usize);
+            let r = m.topo.route(line, place.kind, place.cluster(2));
+            assert_eq!(r.home_pos.1 < 3, west, "node {node} line {line}");
+            assert_eq!(m.topo.mc_pos[r.mc as usize], if west { (2, -1) } else { (3, 6) });
+        }
+    }
+    // Scatter numbering restricted to each half: node 0's vCPUs 0, 1 on cores 0, 1 (tile 0,
+    // (0,0)); node 1's vCPUs 2, 3 on the first east cores, 6 and 7 (tile 3, (0,3)).
+    assert_eq!(m.topo.vcpu_core, vec![0, 1, 6, 7]);
+    // A DRAM read of vCPU 2 (tile (0,3)) from its own node: home in the east half, controller
+    // (3,6): no west tile is on the path.
+    let line = gib_line + 5;
+    read(&mut m, 2, line);
+    let r = m.topo.route(line, DeviceKind::Dram, 1);
+    let me = (0, 3);
+    let t = &m.params.timing;
+    let expect = t.l2 as u64
+        + crate::topology::hops(me, r.home_pos) * t.hop as u64
+        + t.dir as u64
+        + crate::topology::hops(r.home_pos, (3, 6)) * t.hop as u64
+        + t.cycles(50.0)
+        + crate::topology::hops((3, 6), me) * t.hop as u64;
+    assert_eq!(m.lat, expect);
+}
+
+#[test]
+fn snc4_flat_follows_eight_nodes_and_hemisphere_hashes_halves() {
+    // KNL flat SNC-4: nodes 0-3 DDR with the CPUs, nodes 4-7 MCDRAM; MCDRAM node 4+k is
+    // quadrant k's, interleaved over quadrant k's two EDCs.
+    let m = knl_numa("snc4", 4, true, &[&[0], &[1], &[2], &[3]]);
+    let gib_line = (1u64 << 30) / LINE_BYTES;
+    for k in 0..4u64 {
+        let mut edcs = std::collections::BTreeSet::new();
+        for i in 0..400 {
+            let line = (4 + k) * gib_line + 31 * i;
+            let place = m.mem.place(line);
+            assert_eq!((place.kind, place.cluster(4)), (DeviceKind::Mcdram, k as usize));
+            let r = m.topo.route(line, place.kind, place.cluster(4));
+            assert_eq!(m.params.quadrant_of(r.home_pos), k as usize);
+            assert_eq!(m.params.quadrant_of(m.topo.mc_pos[r.mc as usize]), k as usize);
+            edcs.insert(r.mc);
+        }
+        assert_eq!(edcs.len(), 2, "quadrant {k} interleaves over its two EDCs");
+        let tile = m.topo.core_tile(m.topo.vcpu_core[k as usize] as usize);
+        assert_eq!(m.params.quadrant_of(m.topo.tile_pos[tile]), k as usize, "vCPU {k}");
+    }
+    // Hemisphere: the hash picks the half; home and controller always in the same half.
+    let mut p = preset("knl-64").unwrap();
+    p.set("cluster", "hemisphere").unwrap();
+    let m = machine(p, 4, vec![]);
+    let mut halves = [0; 2];
+    for line in 0..4000u64 {
+        let r = m.topo.route(line, DeviceKind::Mcdram, 0);
+        let half = m.params.cluster_of(r.home_pos);
+        assert_eq!(m.params.cluster_of(m.topo.mc_pos[r.mc as usize]), half);
+        halves[half] += 1;
+    }
+    assert!(halves.iter().all(|&n| n > 1800), "{halves:?}");
+}
+
+#[test]
+fn numa_arguments_parse() {
+    let cfg =
+        args::parse(&["mem=dram:0:40000000:0", "mem=dram:40000000:40000000:1", "node_cpus=0:0-1", "node_cpus=1:2/3"])
+            .unwrap();
+    assert_eq!(cfg.mem_nodes, vec![Some(0), Some(1)]);
+    assert_eq!(cfg.node_cpus, vec![(0, vec![0, 1]), (1, vec![2, 3])]);
+    assert!(args::parse(&["node_cpus=0:3-1"]).unwrap_err().contains("node_cpus"));
+    assert!(args::parse(&["mem=dram:0:1:x"]).unwrap_err().contains("mem"));
+}
+
+#[test]
+fn private_l2_hit_costs_its_own_latency_until_a_sibling_store_takes_the_line() {
+    // tiny-4 with 2 cores per tile (cores 0 and 1 on tile 0) and a 2 KiB 4-way private L2 per
+    // core (8 sets: lines 0, 8, 16 share one, as they share an L1D set), lat.pl2 6.
+    let mut p = tiny();
+    for (k, v) in [("cores_per_tile", "2"), ("pl2.size_kib", "2"), ("pl2.ways", "4"), ("lat.pl2", "6")] {
+        p.set(k, v).unwrap();
+    }
+    let mut m = machine(p, 2, vec![]);
+    read(&mut m, 0, 0);
+    read(&mut m, 0, 8);
+    read(&mut m, 0, 16); // line 0 leaves core 0's L1D, stays in its private L2 and the tile's L2
+    let (stall, cause) = stall_of(&mut m, |m| read(m, 0, 0));
+    assert_eq!((m.lat, stall, cause), (6, 2, Some(Cause::L2Hit)));
+    assert_eq!(total(&mut m).get(Ctr::Pl2Hits), 1);
+    // Core 1 writes line 0: the tile keeps it, core 0's L1D and private L2 copies go. Core 0's
+    // next read is a tile-level hit again: lat.l2 10.
+    write(&mut m, 1, 0);
+    let (stall, cause) = stall_of(&mut m, |m| read(m, 0, 0));
+    assert_eq!((m.lat, stall, cause), (10, 6, Some(Cause::L2Hit)));
+    assert_eq!(total(&mut m).get(Ctr::Pl2Hits), 1);
 }

@@ -1,39 +1,43 @@
 //! Where things are on the mesh: vCPU -> hardware thread -> core -> tile, the home tile of
 //! each line (distributed tag directory) and its memory controller, and hop distances.
 
-use crate::memory::DeviceKind;
-use crate::params::{Cluster, Params, Pos, VcpuMap};
+use crate::memory::{DeviceKind, MemoryMap};
+use crate::params::{Cluster, Home, Params, Pos, VcpuMap};
 
 pub struct Topology {
-    /// Active tiles in row-major order; the index is the tile id.
+    /// Active tiles in row-major order of their sites (`tiles_per_site` tiles per site); the
+    /// index is the tile id.
     pub tile_pos: Vec<Pos>,
     pub cores_per_tile: usize,
     pub n_cores: usize,
     pub n_threads: usize,
     cluster: Cluster,
+    home: Home,
     /// Core of each vCPU.
     pub vcpu_core: Vec<u16>,
     /// Tile of each core, and the core's index inside its tile.
     core_tile: Vec<u16>,
     core_local: Vec<u8>,
-    /// Tiles of each quadrant (all tiles in quadrant 0 for all-to-all).
-    quadrant_tiles: [Vec<u16>; 4],
-    all_tiles: Vec<u16>,
+    /// Tiles of each cluster (all tiles in cluster 0 for all-to-all).
+    cluster_tiles: [Vec<u16>; 4],
     /// Every memory controller: the DDR ones (`mc.ddr`, in order), then the MCDRAM EDCs
     /// (`mc.mcdram`); the index is the controller number (`mem.mc<k>.*`).
     pub mc_pos: Vec<Pos>,
     ddr_mcs: Vec<u16>,
     mcdram_mcs: Vec<u16>,
-    /// Controllers of each kind serving each quadrant (quadrant and SNC-4 modes): those
-    /// placed in the quadrant, nearest first, or else the single nearest one.
-    ddr_mcs_of_quadrant: [Vec<u16>; 4],
-    mcdram_mcs_of_quadrant: [Vec<u16>; 4],
+    /// Controllers of each kind serving each cluster: those placed in the cluster, nearest
+    /// first, or else the single nearest one (all of them for all-to-all).
+    ddr_mcs_of_cluster: [Vec<u16>; 4],
+    mcdram_mcs_of_cluster: [Vec<u16>; 4],
 }
 
-/// Where a line is managed: its home tile (directory slice) and its memory controller.
+/// Where a line is managed: its home (directory entry and LLC slice) and memory controller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LineRoute {
+    /// The home's index: a tile id (`dir.home=tile`) or a controller number (`dir.home=mc`);
+    /// it numbers the LLC slices.
     pub home: u16,
+    pub home_pos: Pos,
     /// Index into `Topology::mc_pos`.
     pub mc: u16,
 }
@@ -55,12 +59,12 @@ pub fn hops(a: Pos, b: Pos) -> u64 {
     (a.0.abs_diff(b.0) + a.1.abs_diff(b.1)) as u64
 }
 
-/// The controllers (indices into `pos`) of `ids` that serve a quadrant with `tiles`: those
-/// in quadrant `q`, nearest first (sum of hops to the tiles, then list order), or the
-/// nearest of all if none is.
+/// The controllers (indices into `pos`) of `ids` that serve cluster `q` with `tiles`: those
+/// in the cluster, nearest first (sum of hops to the tiles, then list order), or the nearest
+/// of all if none is.
 fn serving(p: &Params, pos: &[Pos], ids: &[u16], q: usize, tiles: &[Pos]) -> Vec<u16> {
     let cost = |id: &u16| tiles.iter().map(|&t| hops(pos[*id as usize], t)).sum::<u64>();
-    let mut own: Vec<u16> = ids.iter().copied().filter(|&id| p.quadrant_of(pos[id as usize]) == q).collect();
+    let mut own: Vec<u16> = ids.iter().copied().filter(|&id| p.cluster_of(pos[id as usize]) == q).collect();
     own.sort_by_key(|id| (cost(id), *id));
     if own.is_empty() {
         own.push(*ids.iter().min_by_key(|id| (cost(id), **id)).expect("at least one memory controller"));
@@ -69,29 +73,50 @@ fn serving(p: &Params, pos: &[Pos], ids: &[u16], q: usize, tiles: &[Pos]) -> Vec
 }
 
 impl Topology {
+    /// The topology without a guest NUMA layout (SNC modes then place vCPUs as all2all does).
     pub fn new(p: &Params, vcpus: usize) -> Topology {
+        Topology::with_layout(p, vcpus, &MemoryMap::default())
+    }
+
+    /// The topology for a guest whose NUMA layout is in `mem`: in SNC modes the vCPUs of the
+    /// node of rank r run on cluster r's tiles (README.md "The model").
+    pub fn with_layout(p: &Params, vcpus: usize, mem: &MemoryMap) -> Topology {
         let tile_pos = p.active_tiles();
         let cores_per_tile = p.cores_per_tile as usize;
         let n_cores = tile_pos.len() * cores_per_tile;
         let tpc = p.threads_per_core as usize;
         let n_threads = n_cores * tpc;
+        let k = p.cluster.clusters();
+        let mut cluster_tiles: [Vec<u16>; 4] = Default::default();
+        let mut cluster_pos: [Vec<Pos>; 4] = Default::default();
+        for (id, &pos) in tile_pos.iter().enumerate() {
+            let q = p.cluster_of(pos);
+            cluster_tiles[q].push(id as u16);
+            cluster_pos[q].push(pos);
+        }
+        let thread_core = |thread: usize| match p.vcpu_map {
+            VcpuMap::Scatter => thread % n_cores,
+            VcpuMap::Compact => thread / tpc,
+        };
+        // Hardware threads of each cluster, in the numbering's order.
+        let cluster_threads: Vec<Vec<usize>> = (0..k)
+            .map(|q| (0..n_threads).filter(|&t| p.cluster_of(tile_pos[thread_core(t) / cores_per_tile]) == q).collect())
+            .collect();
+        let mut used = vec![0usize; k];
         let vcpu_core = (0..vcpus)
             .map(|v| {
-                let thread = v % n_threads;
-                let core = match p.vcpu_map {
-                    VcpuMap::Scatter => thread % n_cores,
-                    VcpuMap::Compact => thread / tpc,
+                let rank = if p.cluster.numa() { mem.vcpu_rank(v) } else { None };
+                let thread = match rank {
+                    Some(r) => {
+                        let list = &cluster_threads[r % k];
+                        used[r % k] += 1;
+                        list[(used[r % k] - 1) % list.len()]
+                    }
+                    None => v % n_threads,
                 };
-                core as u16
+                thread_core(thread) as u16
             })
             .collect();
-        let mut quadrant_tiles: [Vec<u16>; 4] = Default::default();
-        let mut quadrant_pos: [Vec<Pos>; 4] = Default::default();
-        for (id, &pos) in tile_pos.iter().enumerate() {
-            let q = if p.cluster == Cluster::AllToAll { 0 } else { p.quadrant_of(pos) };
-            quadrant_tiles[q].push(id as u16);
-            quadrant_pos[q].push(pos);
-        }
         let mut mc_pos = p.mc_ddr.clone();
         let ddr_mcs: Vec<u16> = (0..p.mc_ddr.len() as u16).collect();
         let mcdram_mcs: Vec<u16> = if p.mc_mcdram.is_empty() {
@@ -102,33 +127,33 @@ impl Topology {
         };
         let pick = |ids: &[u16]| -> [Vec<u16>; 4] {
             std::array::from_fn(|q| {
-                if p.cluster == Cluster::AllToAll {
+                if k == 1 {
                     ids.to_vec()
-                } else if quadrant_pos[q].is_empty() {
+                } else if cluster_pos[q].is_empty() {
                     vec![ids[0]]
                 } else {
-                    serving(p, &mc_pos, ids, q, &quadrant_pos[q])
+                    serving(p, &mc_pos, ids, q, &cluster_pos[q])
                 }
             })
         };
-        let ddr_mcs_of_quadrant = pick(&ddr_mcs);
-        let mcdram_mcs_of_quadrant = pick(&mcdram_mcs);
+        let ddr_mcs_of_cluster = pick(&ddr_mcs);
+        let mcdram_mcs_of_cluster = pick(&mcdram_mcs);
         Topology {
             core_tile: (0..n_cores).map(|c| (c / cores_per_tile) as u16).collect(),
             core_local: (0..n_cores).map(|c| (c % cores_per_tile) as u8).collect(),
-            all_tiles: (0..tile_pos.len() as u16).collect(),
             tile_pos,
             cores_per_tile,
             n_cores,
             n_threads,
             cluster: p.cluster,
+            home: p.home,
             vcpu_core,
-            quadrant_tiles,
+            cluster_tiles,
             mc_pos,
             ddr_mcs,
             mcdram_mcs,
-            ddr_mcs_of_quadrant,
-            mcdram_mcs_of_quadrant,
+            ddr_mcs_of_cluster,
+            mcdram_mcs_of_cluster,
         }
     }
 
@@ -147,45 +172,58 @@ impl Topology {
         hops(self.tile_pos[a], self.tile_pos[b])
     }
 
-    /// `snc_quadrant` is the quarter of its device range the line falls in (used by SNC-4).
-    #[inline]
-    pub fn route(&self, line: u64, kind: DeviceKind, snc_quadrant: usize) -> LineRoute {
-        let h = mix(line);
-        let of_quadrant = match kind {
-            DeviceKind::Mcdram => &self.mcdram_mcs_of_quadrant,
-            DeviceKind::Dram | DeviceKind::Pcm => &self.ddr_mcs_of_quadrant,
-        };
-        // Lines are interleaved over the serving controllers by hash bits 32.. (the home uses
-        // the low bits, the quadrant bits 60-61).
-        let pick = |mcs: &[u16]| mcs[((h >> 32) % mcs.len() as u64) as usize];
-        match self.cluster {
-            Cluster::AllToAll => LineRoute {
-                home: self.all_tiles[(h % self.all_tiles.len() as u64) as usize],
-                mc: pick(&of_quadrant[0]),
-            },
-            Cluster::Quadrant | Cluster::Snc4 => {
-                let q = if self.cluster == Cluster::Quadrant { (h >> 60) as usize & 3 } else { snc_quadrant };
-                let tiles = &self.quadrant_tiles[q];
-                LineRoute { home: tiles[(h % tiles.len() as u64) as usize], mc: pick(&of_quadrant[q]) }
-            }
+    /// How many homes (LLC slices) there are: tiles, or controllers with `dir.home=mc`.
+    pub fn n_homes(&self) -> usize {
+        match self.home {
+            Home::Tile => self.tile_pos.len(),
+            Home::Mc => self.mc_pos.len(),
         }
     }
 
-    /// The controllers of `kind` (indices into `mc_pos`) that serve quadrant `q` (all of them
+    /// The home and controller of `line` of device `kind`. `numa_cluster` is the line's
+    /// cluster from the guest's NUMA layout (`Placement::cluster`), used by the SNC modes.
+    #[inline]
+    pub fn route(&self, line: u64, kind: DeviceKind, numa_cluster: usize) -> LineRoute {
+        let h = mix(line);
+        let of_cluster = match kind {
+            DeviceKind::Mcdram => &self.mcdram_mcs_of_cluster,
+            DeviceKind::Dram | DeviceKind::Pcm => &self.ddr_mcs_of_cluster,
+        };
+        // Lines are interleaved over the serving controllers by hash bits 32.. (the home uses
+        // the low bits, the cluster bits 60-61).
+        let pick = |mcs: &[u16]| mcs[((h >> 32) % mcs.len() as u64) as usize];
+        let q = match self.cluster {
+            Cluster::AllToAll => 0,
+            Cluster::Hemisphere => (h >> 60) as usize & 1,
+            Cluster::Quadrant => (h >> 60) as usize & 3,
+            Cluster::Snc2 | Cluster::Snc4 => numa_cluster,
+        };
+        let mc = pick(&of_cluster[q]);
+        match self.home {
+            Home::Tile => {
+                let tiles = &self.cluster_tiles[q];
+                let home = tiles[(h % tiles.len() as u64) as usize];
+                LineRoute { home, home_pos: self.tile_pos[home as usize], mc }
+            }
+            Home::Mc => LineRoute { home: mc, home_pos: self.mc_pos[mc as usize], mc },
+        }
+    }
+
+    /// The controllers of `kind` (indices into `mc_pos`) that serve cluster `q` (all of them
     /// in all-to-all mode), nearest first.
     pub fn mcs_of_quadrant(&self, kind: DeviceKind, q: usize) -> &[u16] {
         match kind {
-            DeviceKind::Mcdram => &self.mcdram_mcs_of_quadrant[q],
-            DeviceKind::Dram | DeviceKind::Pcm => &self.ddr_mcs_of_quadrant[q],
+            DeviceKind::Mcdram => &self.mcdram_mcs_of_cluster[q],
+            DeviceKind::Dram | DeviceKind::Pcm => &self.ddr_mcs_of_cluster[q],
         }
     }
 
-    /// The nearest controller of `kind` serving quadrant `q` in quadrant and SNC-4 modes.
+    /// The nearest controller of `kind` serving cluster `q`.
     pub fn mc_of_quadrant(&self, kind: DeviceKind, q: usize) -> Pos {
         self.mc_pos[self.mcs_of_quadrant(kind, q)[0] as usize]
     }
 
-    /// The controllers of `kind`, all quadrants.
+    /// The controllers of `kind`, all clusters.
     pub fn mcs(&self, kind: DeviceKind) -> &[u16] {
         match kind {
             DeviceKind::Mcdram => &self.mcdram_mcs,
@@ -194,7 +232,11 @@ impl Topology {
     }
 
     pub fn quadrant_of_tile(&self, tile: usize) -> usize {
-        (0..4).find(|&q| self.quadrant_tiles[q].contains(&(tile as u16))).unwrap_or(0)
+        (0..4).find(|&q| self.cluster_tiles[q].contains(&(tile as u16))).unwrap_or(0)
+    }
+
+    pub fn clusters(&self) -> usize {
+        self.cluster.clusters()
     }
 }
 
@@ -210,7 +252,7 @@ mod tests {
         assert_eq!(t.tile_pos.len(), 32);
         assert_eq!(t.n_cores, 64);
         for q in 0..4 {
-            assert_eq!(t.quadrant_tiles[q].len(), 8);
+            assert_eq!(t.cluster_tiles[q].len(), 8);
         }
         // scatter: 64 vCPUs get one core each, vCPUs 0 and 1 share tile 0.
         assert_eq!(t.vcpu_core[63], 63);

@@ -105,6 +105,20 @@ def test_plugin_arguments_carry_memory_devices_and_overrides(write_spec):
     assert plugin.qemu_argument(Path("/p.so"), ["a=x,y"]) == "/p.so,a=x,,y"
 
 
+def test_snc_modes_give_the_plugin_each_ranges_node_and_each_nodes_cpus(write_spec):
+    # KNL flat SNC-2: nodes 0-1 DDR with the CPUs, nodes 2-3 MCDRAM (QEMU's nodeid order).
+    params = point(write_spec, "[machine]\nvcpus = 4\nmemory = '2G'\n"
+                   "numa = [{size='512M', cpus='0-1'}, {size='512M', cpus='2,3'}, "
+                   "{size='512M', device='mcdram'}, {size='512M', device='mcdram'}]\n"
+                   "[plugin]\nenabled = true\npreset = 'knl-64'\nset = {cluster = 'snc2'}\n")
+    args = plugin.arguments(params, Path("/r/stats.json"), Path("/k/System.map"))
+    assert [a for a in args if a.startswith(("mem=", "node_cpus="))] == [
+        "mem=dram:0x0:0x20000000:0", "mem=dram:0x20000000:0x20000000:1",
+        "mem=mcdram:0x40000000:0x20000000:2", "mem=mcdram:0x60000000:0x20000000:3",
+        "node_cpus=0:0-1", "node_cpus=1:2-3"]
+    assert "set.cluster=snc2" in args
+
+
 def test_the_plugin_loads_for_the_quantum_alone_in_mode_none(write_spec):
     params = point(write_spec, "[machine]\nquantum = 500\n")
     assert plugin.wanted(params)
@@ -137,3 +151,21 @@ def test_plugin_view_is_the_guest_physical_map(write_spec):
         MemRange("mcdram", 512 << 20, 512 << 20)]
     plain = point(write_spec, "[machine]\narch = 'arm64'\nmemory = '2G'\n")
     assert memory_layout.plugin_view(plain) == [MemRange("dram", GIB, 2 * GIB)]
+
+
+def test_nodes_splitting_the_cpus_get_a_socket_each(write_spec):
+    # SNC-style layout: node k holds CPUs 2k..2k+1, so each node is its own socket and the x86
+    # guest's LLC does not span two nodes (a boot warning otherwise).
+    split = point(write_spec, "[machine]\nvcpus = 4\nmemory = '1G'\n"
+                  "numa = [{size='512M', cpus='0-1'}, {size='512M', cpus='2-3'}]\n")
+    argv = qemu.command(split, Path("/k/vmlinux"), Path("/i.cpio"), None, None)
+    assert argv[argv.index("-smp") + 1] == "4,sockets=2"
+    # One node with every CPU (plus a memory-only node), or an irregular split: as before.
+    one = point(write_spec, "[machine]\nvcpus = 4\nmemory = '1G'\n"
+                "numa = [{size='512M', cpus='0-3'}, {size='512M', device='pcm'}]\n")
+    argv = qemu.command(one, Path("/k/vmlinux"), Path("/i.cpio"), None, None)
+    assert argv[argv.index("-smp") + 1] == "4"
+    odd = point(write_spec, "[machine]\nvcpus = 4\nmemory = '1G'\n"
+                "numa = [{size='512M', cpus='0,2'}, {size='512M', cpus='1,3'}]\n")
+    argv = qemu.command(odd, Path("/k/vmlinux"), Path("/i.cpio"), None, None)
+    assert argv[argv.index("-smp") + 1] == "4"
