@@ -4,8 +4,11 @@
 
 use crate::meter::{ClassCounts, N_OPS};
 
+/// A named preset and the function that builds it.
+type Preset<T> = (&'static str, fn() -> T);
+
 /// The `what` model preset called `name`, or an error naming the known ones.
-fn pick<T>(what: &str, name: &str, presets: &[(&str, fn() -> T)]) -> Result<T, String> {
+fn pick<T>(what: &str, name: &str, presets: &[Preset<T>]) -> Result<T, String> {
     presets.iter().find(|(n, _)| *n == name).map(|(_, make)| make()).ok_or_else(|| {
         let known: Vec<&str> = presets.iter().map(|(n, _)| *n).collect();
         format!("unknown {what} model preset '{name}' (known: {})", known.join(", "))
