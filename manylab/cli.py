@@ -94,15 +94,8 @@ def cmd_run_point(args: argparse.Namespace) -> int:
     return 0 if result["status"] == "ok" else 1
 
 
-def _study_dir(target: str) -> Path:
-    path = Path(target)
-    if path.suffix == ".toml":
-        return runner.results_dir(specs.load(path))
-    return path
-
-
 def cmd_status(args: argparse.Namespace) -> int:
-    study_dir = _study_dir(args.study)
+    study_dir = runner.study_dir(args.study)
     spec_path = Path(args.study) if args.study.endswith(".toml") else \
         RUNS_DIR / f"{study_dir.name}.toml"
     expected = [p.id for p in plan.points(specs.load(spec_path))] if spec_path.is_file() else []
@@ -131,13 +124,13 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    cancelled = _scheduler(args.scheduler, 1).cancel(_study_dir(args.study))
+    cancelled = _scheduler(args.scheduler, 1).cancel(runner.study_dir(args.study))
     print(f"manylab: cancelled {cancelled} queued or running points", file=sys.stderr)
     return 0
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    print(results.write_table(_study_dir(args.study)))
+    print(results.write_table(runner.study_dir(args.study)))
     return 0
 
 

@@ -30,6 +30,14 @@ def results_dir(spec: specs.Spec, root: Path | None = None) -> Path:
     return (root or RUNS_DIR) / spec.name
 
 
+def study_dir(target: str) -> Path:
+    """A study's folder from what a command was given: a spec (``*.toml``) or the folder."""
+    path = Path(target)
+    if path.suffix == ".toml":
+        return results_dir(specs.load(path))
+    return path
+
+
 def _git_state() -> dict[str, str]:
     def git(*args: str) -> str:
         result = subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True,

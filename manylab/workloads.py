@@ -32,6 +32,8 @@ class Workload:
 
 
 SIZE_ARG = Arg((str, int), doc="bytes, K/M/G suffix allowed")
+WORKERS_ARG = Arg(int, doc="worker threads ('{vcpus}' = one per vCPU)")
+NO_PIN_ARG = Arg(bool, doc="do not pin thread i to CPU i")
 
 REGISTRY: dict[str, Workload] = {w.name: w for w in (
     Workload("pwriter", "parallel file writer/reader, file per process (IOR-like)", {
@@ -54,20 +56,20 @@ REGISTRY: dict[str, Workload] = {w.name: w for w in (
         "verify": Arg(str, ("all", "first"), doc="check every transfer's bytes or the first"),
     }),
     Workload("falseshare", "threads incrementing adjacent words of one line vs padded lines", {
-        "threads": Arg(int, doc="worker threads ('{vcpus}' = one per vCPU)"),
+        "threads": WORKERS_ARG,
         "iters": Arg(int, doc="increments per thread"),
         "mode": Arg(str, ("shared", "padded", "both")),
         "pause_every": Arg(int, doc="spin-wait hint every N increments (0 = never)"),
-        "no_pin": Arg(bool, doc="do not pin thread i to CPU i"),
+        "no_pin": NO_PIN_ARG,
     }, dir_option=None),
     Workload("contention", "interleaving check: threads on one atomic word, a spin lock "
              "around a short critical section, and one padded lock per thread", {
-        "threads": Arg(int, doc="worker threads ('{vcpus}' = one per vCPU)"),
+        "threads": WORKERS_ARG,
         "iters": Arg(int, doc="operations per thread and loop"),
         "mode": Arg(str, ("atomic", "lock", "padded", "all")),
         "cs": Arg(int, doc="increments inside each critical section"),
         "think": Arg(int, doc="local loop iterations between two lock acquisitions"),
-        "no_pin": Arg(bool, doc="do not pin thread i to CPU i"),
+        "no_pin": NO_PIN_ARG,
     }, dir_option=None),
     Workload("memlat", "pointer-chase latency ladder: one rung (ROI phase) per working-set "
              "size, and a rung served from another CPU's cache", {
@@ -82,7 +84,7 @@ REGISTRY: dict[str, Workload] = {w.name: w for w in (
         "threads": Arg(int, doc="threads ('{vcpus}' = one per vCPU)"),
         "size": SIZE_ARG,
         "reps": Arg(int, doc="repetitions of each kernel"),
-        "no_pin": Arg(bool, doc="do not pin thread i to CPU i"),
+        "no_pin": NO_PIN_ARG,
     }, dir_option=None),
     Workload("lrustress", "LRU-lock safety stress: verified writers over more data than memory, "
              "mmap+mlock, THP splits, compaction, a memcg", {

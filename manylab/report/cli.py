@@ -6,20 +6,12 @@ import argparse
 from pathlib import Path
 
 from manylab import runner
-from manylab import spec as specs
-
-
-def _study_dir(target: str) -> Path:
-    path = Path(target)
-    if path.suffix == ".toml":
-        return runner.results_dir(specs.load(path))
-    return path
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from manylab.report.build import make_report
 
-    index = make_report(_study_dir(args.study), Path(args.out) if args.out else None)
+    index = make_report(runner.study_dir(args.study), Path(args.out) if args.out else None)
     print(index)
     return 0
 
@@ -27,7 +19,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from manylab.report.compare import make_comparison
 
-    index = make_comparison(_study_dir(args.a), _study_dir(args.b),
+    index = make_comparison(runner.study_dir(args.a), runner.study_dir(args.b),
                             Path(args.out) if args.out else None, args.key, args.metric)
     print(index)
     return 0

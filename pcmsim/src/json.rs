@@ -1,114 +1,59 @@
-//! A minimal JSON object writer for the JSON-lines output (no dependencies).
+//! The JSON-lines output: one `serde_json` line per serializable value.
+//!
+//! Floats are written as Rust's `Display` writes them (`1`, `0.5`, `0.0000001`), not in
+//! `serde_json`'s shortest form (`1.0`, `1e-7`): the Python side writes them into results.csv
+//! as it reads them, and an integral value read as `1.0` instead of `1` would change the table.
+//! Non-finite floats are `null`, as `serde_json` writes them.
 
-use std::fmt::Write;
+use std::io;
 
-pub struct Obj {
-    buf: String,
-    first: bool,
-}
+use serde::Serialize;
+use serde_json::ser::{Formatter, Serializer};
 
-pub fn escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len() + 2);
-    o.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            '\r' => o.push_str("\\r"),
-            '\t' => o.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(o, "\\u{:04x}", c as u32);
-            }
-            c => o.push(c),
-        }
+/// `serde_json`'s compact output with floats in `Display` form.
+struct DisplayFloats;
+
+impl Formatter for DisplayFloats {
+    fn write_f64<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f64) -> io::Result<()> {
+        write!(writer, "{value}")
     }
-    o.push('"');
-    o
-}
 
-pub fn num(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x}")
-    } else {
-        "null".into()
+    fn write_f32<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f32) -> io::Result<()> {
+        write!(writer, "{value}")
     }
 }
 
-impl Default for Obj {
-    fn default() -> Self {
-        Obj::new()
-    }
-}
-
-impl Obj {
-    pub fn new() -> Obj {
-        Obj { buf: String::from("{"), first: true }
-    }
-
-    fn key(&mut self, k: &str) {
-        if !self.first {
-            self.buf.push(',');
-        }
-        self.first = false;
-        self.buf.push_str(&escape(k));
-        self.buf.push(':');
-    }
-
-    pub fn raw(&mut self, k: &str, v: &str) -> &mut Obj {
-        self.key(k);
-        self.buf.push_str(v);
-        self
-    }
-
-    pub fn str(&mut self, k: &str, v: &str) -> &mut Obj {
-        self.raw(k, &escape(v))
-    }
-
-    pub fn f(&mut self, k: &str, v: f64) -> &mut Obj {
-        self.raw(k, &num(v))
-    }
-
-    pub fn opt_f(&mut self, k: &str, v: Option<f64>) -> &mut Obj {
-        match v {
-            Some(x) => self.f(k, x),
-            None => self.raw(k, "null"),
-        }
-    }
-
-    pub fn u(&mut self, k: &str, v: u64) -> &mut Obj {
-        self.raw(k, &v.to_string())
-    }
-
-    pub fn b(&mut self, k: &str, v: bool) -> &mut Obj {
-        self.raw(k, if v { "true" } else { "false" })
-    }
-
-    pub fn u_arr(&mut self, k: &str, v: &[u64]) -> &mut Obj {
-        let items: Vec<String> = v.iter().map(|x| x.to_string()).collect();
-        self.raw(k, &format!("[{}]", items.join(",")))
-    }
-
-    pub fn f_arr(&mut self, k: &str, v: &[f64]) -> &mut Obj {
-        let items: Vec<String> = v.iter().map(|x| num(*x)).collect();
-        self.raw(k, &format!("[{}]", items.join(",")))
-    }
-
-    pub fn finish(&mut self) -> String {
-        let mut s = std::mem::take(&mut self.buf);
-        s.push('}');
-        s
-    }
+/// `value` as one line of JSON (no trailing newline).
+pub fn line<T: Serialize + ?Sized>(value: &T) -> String {
+    let mut buf = Vec::with_capacity(256);
+    let mut ser = Serializer::with_formatter(&mut buf, DisplayFloats);
+    // Serializing these plain structs to a Vec cannot fail: no maps with non-string keys, no I/O.
+    value.serialize(&mut ser).expect("JSON line");
+    String::from_utf8(buf).expect("serde_json writes UTF-8")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    #[derive(Serialize)]
+    struct Example<'a> {
+        a: &'a str,
+        n: u64,
+        f: f64,
+        nan: f64,
+        v: Vec<u64>,
+    }
+
     #[test]
     fn object() {
-        let s =
-            Obj::new().str("a", "x\"y").u("n", 3).f("f", 0.5).f("nan", f64::NAN).u_arr("v", &[1, 2]).finish();
+        let s = line(&Example { a: "x\"y", n: 3, f: 0.5, nan: f64::NAN, v: vec![1, 2] });
         assert_eq!(s, r#"{"a":"x\"y","n":3,"f":0.5,"nan":null,"v":[1,2]}"#);
+    }
+
+    #[test]
+    fn floats_keep_the_display_form() {
+        assert_eq!(line(&[1.0, 1e-7, 1e20, f64::INFINITY]), "[1,0.0000001,100000000000000000000,null]");
+        assert_eq!(line(&[Some(2.5), None]), "[2.5,null]");
     }
 }

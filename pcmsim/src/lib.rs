@@ -10,9 +10,10 @@
 //! * `model`    - time and energy presets; `config` - loading/overriding them
 //! * `gen`      - synthetic workload generator shaped like the paper's two traces
 //! * `sim`      - one simulation point and its results; `sweep` - many points in one pass
-//! * `json`     - the JSON-lines output; `args` - command-line parsing; `bench` - throughput
+//! * `json`     - the JSON-lines output (serde_json); `bench` - throughput
+//!
+//! The binary (`main.rs`) parses its command line with clap.
 
-pub mod args;
 pub mod bench;
 pub mod config;
 pub mod gen;

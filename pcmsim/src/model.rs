@@ -4,6 +4,17 @@
 
 use crate::meter::{ClassCounts, N_OPS};
 
+/// A named preset and the function that builds it.
+type Preset<T> = (&'static str, fn() -> T);
+
+/// The `what` model preset called `name`, or an error naming the known ones.
+fn pick<T>(what: &str, name: &str, presets: &[Preset<T>]) -> Result<T, String> {
+    presets.iter().find(|(n, _)| *n == name).map(|(_, make)| make()).ok_or_else(|| {
+        let known: Vec<&str> = presets.iter().map(|(n, _)| *n).collect();
+        format!("unknown {what} model preset '{name}' (known: {})", known.join(", "))
+    })
+}
+
 /// Cost per page operation, in model time units. Indexed like `meter::Op`, plus a cost per
 /// page evicted to storage whether clean or dirty (`eviction`, 0 in the `paper` preset, which
 /// charges storage per transfer instead: a read per miss, a write per dirty eviction).
@@ -30,11 +41,7 @@ impl TimeModel {
     }
 
     pub fn preset(name: &str) -> Result<TimeModel, String> {
-        match name {
-            "paper" => Ok(TimeModel::paper()),
-            "paper-evict" => Ok(TimeModel::paper_evict()),
-            _ => Err(format!("unknown time model preset '{name}' (known: paper, paper-evict)")),
-        }
+        pick("time", name, &[("paper", TimeModel::paper), ("paper-evict", TimeModel::paper_evict)])
     }
 
     pub fn keys() -> &'static [&'static str] {
@@ -123,11 +130,11 @@ impl EnergyModel {
     }
 
     pub fn preset(name: &str) -> Result<EnergyModel, String> {
-        match name {
-            "table1" => Ok(EnergyModel::table1()),
-            "table1-static" => Ok(EnergyModel::table1_static()),
-            _ => Err(format!("unknown energy model preset '{name}' (known: table1, table1-static)")),
-        }
+        pick(
+            "energy",
+            name,
+            &[("table1", EnergyModel::table1), ("table1-static", EnergyModel::table1_static)],
+        )
     }
 
     pub fn keys() -> &'static [&'static str] {

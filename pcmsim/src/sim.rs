@@ -1,10 +1,11 @@
 //! One simulation point (a policy on a memory geometry) and its results as a JSON line.
 
 use crate::config::Models;
-use crate::json::Obj;
 use crate::meter::{ClassCounts, Meter, Op, FG, OP_NAMES};
 use crate::policy::{build, Geometry, Policy, PolicyParams};
 use crate::request::Request;
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
 
 /// PCM cell endurance assumed for lifetime projection (Table 1).
 pub const PCM_ENDURANCE: f64 = 1e8;
@@ -126,12 +127,17 @@ fn ratio(a: u64, b: u64) -> f64 {
     }
 }
 
-fn ops_obj(c: &ClassCounts) -> String {
-    let mut o = Obj::new();
-    for (k, v) in OP_NAMES.iter().zip(c.ops.iter()) {
-        o.u(k, *v);
+/// The operation counts of one class as a JSON object, keys in `OP_NAMES` order.
+struct Ops<'a>(&'a ClassCounts);
+
+impl Serialize for Ops<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(OP_NAMES.len()))?;
+        for (k, v) in OP_NAMES.iter().zip(self.0.ops.iter()) {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
     }
-    o.finish()
 }
 
 /// Wear histogram: `bins` equal-width bins over 0..=max writes per PCM frame.
@@ -157,6 +163,53 @@ fn storage_only(c: &ClassCounts) -> ClassCounts {
     s
 }
 
+/// The JSON line of one point, keys in this order.
+#[derive(Serialize)]
+struct PointLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    trace: &'a str,
+    policy: &'a str,
+    mem_frac: Option<f64>,
+    frames: u64,
+    dram_share: f64,
+    dram_frames: u64,
+    pcm_frames: u64,
+    footprint: Option<f64>,
+    requests: u64,
+    fg_requests: u64,
+    hits: u64,
+    fg_hits: u64,
+    hit_ratio: f64,
+    fg_hit_ratio: f64,
+    dram_hits: u64,
+    pcm_hits: u64,
+    to_dram: u64,
+    to_pcm: u64,
+    evictions: u64,
+    writebacks: u64,
+    ops: Ops<'a>,
+    fg_ops: Ops<'a>,
+    time: f64,
+    fg_time: f64,
+    fg_storage_time: f64,
+    energy_nj: f64,
+    dynamic_energy_nj: f64,
+    static_energy_nj: f64,
+    fg_energy_nj: f64,
+    pcm_writes: u64,
+    wear_max: u64,
+    wear_mean: f64,
+    wear_hist_edges: Vec<f64>,
+    wear_hist: Vec<u64>,
+    duration_s: Option<f64>,
+    lifetime_traces: f64,
+    lifetime_s: Option<f64>,
+    lifetime_ideal_s: Option<f64>,
+    time_model: &'a str,
+    energy_model: &'a str,
+}
+
 /// The JSON line of one finished point.
 pub fn point_json(p: &Point, stats: &TraceStats, models: &Models, wear_bins: usize, label: &str) -> String {
     let total = p.meter.total();
@@ -171,50 +224,53 @@ pub fn point_json(p: &Point, stats: &TraceStats, models: &Models, wear_bins: usi
     let wear_mean = if wear.is_empty() { 0.0 } else { pcm_writes as f64 / wear.len() as f64 };
     let (edges, hist) = wear_histogram(wear, wear_bins);
     let dur = stats.duration_s();
-    let mut o = Obj::new();
-    o.str("type", "point").str("trace", label).str("policy", p.policy.name());
-    match p.mem {
-        MemSpec::Frac(f) => o.f("mem_frac", f),
-        MemSpec::Pages(_) => o.opt_f("mem_frac", stats.footprint.map(|fp| ratio(p.geom.frames() as u64, fp))),
+    let mem_frac = match p.mem {
+        MemSpec::Frac(f) => Some(f),
+        MemSpec::Pages(_) => stats.footprint.map(|fp| ratio(p.geom.frames() as u64, fp)),
     };
-    o.u("frames", p.geom.frames() as u64)
-        .f("dram_share", p.dram_share)
-        .u("dram_frames", p.geom.dram as u64)
-        .u("pcm_frames", p.geom.pcm as u64)
-        .opt_f("footprint", stats.footprint.map(|f| f as f64))
-        .u("requests", total.requests)
-        .u("fg_requests", fg.requests)
-        .u("hits", total.hits)
-        .u("fg_hits", fg.hits)
-        .f("hit_ratio", ratio(total.hits, total.requests))
-        .f("fg_hit_ratio", ratio(fg.hits, fg.requests))
-        .u("dram_hits", total.dram_hits)
-        .u("pcm_hits", total.pcm_hits)
-        .u("to_dram", total.to_dram)
-        .u("to_pcm", total.to_pcm)
-        .u("evictions", total.evictions)
-        .u("writebacks", total.writebacks)
-        .raw("ops", &ops_obj(&total))
-        .raw("fg_ops", &ops_obj(fg))
-        .f("time", time)
-        .f("fg_time", tm.time(fg))
-        .f("fg_storage_time", tm.time(&storage_only(fg)))
-        .f("energy_nj", dynamic + statik)
-        .f("dynamic_energy_nj", dynamic)
-        .f("static_energy_nj", statik)
-        .f("fg_energy_nj", em.dynamic_nj(fg))
-        .u("pcm_writes", pcm_writes)
-        .u("wear_max", wear_max)
-        .f("wear_mean", wear_mean)
-        .f_arr("wear_hist_edges", &edges)
-        .u_arr("wear_hist", &hist)
-        .opt_f("duration_s", dur)
-        .f("lifetime_traces", if wear_max == 0 { f64::INFINITY } else { PCM_ENDURANCE / wear_max as f64 })
-        .opt_f("lifetime_s", dur.filter(|_| wear_max > 0).map(|d| d * PCM_ENDURANCE / wear_max as f64))
-        .opt_f("lifetime_ideal_s", dur.filter(|_| wear_mean > 0.0).map(|d| d * PCM_ENDURANCE / wear_mean))
-        .str("time_model", &tm.name)
-        .str("energy_model", &em.name);
-    o.finish()
+    crate::json::line(&PointLine {
+        kind: "point",
+        trace: label,
+        policy: p.policy.name(),
+        mem_frac,
+        frames: p.geom.frames() as u64,
+        dram_share: p.dram_share,
+        dram_frames: p.geom.dram as u64,
+        pcm_frames: p.geom.pcm as u64,
+        footprint: stats.footprint.map(|f| f as f64),
+        requests: total.requests,
+        fg_requests: fg.requests,
+        hits: total.hits,
+        fg_hits: fg.hits,
+        hit_ratio: ratio(total.hits, total.requests),
+        fg_hit_ratio: ratio(fg.hits, fg.requests),
+        dram_hits: total.dram_hits,
+        pcm_hits: total.pcm_hits,
+        to_dram: total.to_dram,
+        to_pcm: total.to_pcm,
+        evictions: total.evictions,
+        writebacks: total.writebacks,
+        ops: Ops(&total),
+        fg_ops: Ops(fg),
+        time,
+        fg_time: tm.time(fg),
+        fg_storage_time: tm.time(&storage_only(fg)),
+        energy_nj: dynamic + statik,
+        dynamic_energy_nj: dynamic,
+        static_energy_nj: statik,
+        fg_energy_nj: em.dynamic_nj(fg),
+        pcm_writes,
+        wear_max,
+        wear_mean,
+        wear_hist_edges: edges,
+        wear_hist: hist,
+        duration_s: dur,
+        lifetime_traces: if wear_max == 0 { f64::INFINITY } else { PCM_ENDURANCE / wear_max as f64 },
+        lifetime_s: dur.filter(|_| wear_max > 0).map(|d| d * PCM_ENDURANCE / wear_max as f64),
+        lifetime_ideal_s: dur.filter(|_| wear_mean > 0.0).map(|d| d * PCM_ENDURANCE / wear_mean),
+        time_model: &tm.name,
+        energy_model: &em.name,
+    })
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use crate::request::{Record, Request};
 use crate::sim::{point_json, split, MemSpec, Point, TraceStats, BLOCK, PREFETCH_AHEAD};
 use crate::trace::intern::Interner;
 use crate::trace::{self, TraceError, TraceInfo};
+use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -109,6 +110,22 @@ pub struct SweepSpec {
     pub wear_bins: usize,
 }
 
+/// The sweep's last JSON line, keys in this order.
+#[derive(Serialize)]
+struct Summary<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    trace: &'a str,
+    requests: u64,
+    fg_requests: u64,
+    writes: u64,
+    footprint: u64,
+    duration_s: Option<f64>,
+    points: u64,
+    elapsed_s: f64,
+    point_requests_per_s: f64,
+}
+
 /// Run the sweep, writing one JSON line per point, then a summary line. The footprint is
 /// always counted first (one extra pass) so that every point reports its memory size as a
 /// fraction of it.
@@ -152,17 +169,18 @@ pub fn run(spec: &SweepSpec, src: &Source, out: &mut dyn Write) -> Result<(), St
             .map_err(|e| e.to_string())?;
     }
     let secs = start.elapsed().as_secs_f64();
-    let mut o = crate::json::Obj::new();
-    o.str("type", "summary")
-        .str("trace", &label)
-        .u("requests", stats.requests)
-        .u("fg_requests", stats.fg_requests)
-        .u("writes", stats.writes)
-        .u("footprint", fp)
-        .opt_f("duration_s", stats.duration_s())
-        .u("points", points.len() as u64)
-        .f("elapsed_s", secs)
-        .f("point_requests_per_s", (stats.requests * points.len() as u64) as f64 / secs);
-    writeln!(out, "{}", o.finish()).map_err(|e| e.to_string())?;
+    let summary = Summary {
+        kind: "summary",
+        trace: &label,
+        requests: stats.requests,
+        fg_requests: stats.fg_requests,
+        writes: stats.writes,
+        footprint: fp,
+        duration_s: stats.duration_s(),
+        points: points.len() as u64,
+        elapsed_s: secs,
+        point_requests_per_s: (stats.requests * points.len() as u64) as f64 / secs,
+    };
+    writeln!(out, "{}", crate::json::line(&summary)).map_err(|e| e.to_string())?;
     Ok(())
 }

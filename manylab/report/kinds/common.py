@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure as MplFigure
 
 from manylab.errors import LabError
 from manylab.report import plots
-from manylab.report.axes import Layout, series_label, x_positions
-from manylab.report.model import Context
-from manylab.report.records import Record, is_number
+from manylab.report.axes import Layout, series_label, writers_layout, x_positions
+from manylab.report.model import Context, Section
+from manylab.report.records import Record, is_number, numeric_columns
 from manylab.report.stats import aggregate, gains, group, sort_key
 
 
@@ -103,6 +105,24 @@ def measured_lines(ax: Axes, rows: list[Record], x: str, keys: list[str], column
                             "measured: " + series_label(keys, combo))
 
 
+def setting_axes(rows: list[Record], lay: Layout, base: tuple[str, str],
+                 column: str) -> tuple[MplFigure, Axes]:
+    """One panel with ``column`` of each setting against x (a line per series but the
+    baseline's factor), for a comparison with the baseline."""
+    fig, axes = plots.subplots(1, width=7.0, height=4.6)
+    measured_lines(axes[0], rows, lay.x, series_keys(lay.series, base), column)
+    return fig, axes[0]
+
+
+def finish_setting_axes(ax: Axes, rows: list[Record], lay: Layout, level: float,
+                        published_x: Iterable[float], ylabel: str) -> None:
+    """The no-change line at ``level``, base-2 ticks at the points' and the published x,
+    the labels and legend."""
+    ax.axhline(level, color="black", linewidth=0.8)
+    plots.log2_ticks(ax, sorted({float(r[lay.x]) for r in rows} | set(published_x)))
+    plots.finish(ax, lay.x, ylabel)
+
+
 def setting_keys(series: list[str], base: tuple[str, str]) -> list[str]:
     """What one kernel setting is: the baseline's key plus every other swept kernel key (a
     setting is compared with the baseline whatever those other keys hold)."""
@@ -143,3 +163,16 @@ def guest_time_caveat(records: list[Record]) -> list[str]:
                      "measurement to compare. Compare rates only between points run side by "
                      "side on a quiet host, or with machine.reproducible (icount).")
     return notes
+
+
+def no_points(title: str) -> list[Section]:
+    """The section of a plot set that has no successful point to draw."""
+    return [Section(title, ["No successful point to plot."])]
+
+
+def writers_view(good: list[Record], swept: list[str],
+                 metrics: tuple[str, ...]) -> tuple[Layout, list[str]]:
+    """The writers layout of the successful points and those of ``metrics`` they hold as
+    numbers (``result.`` columns)."""
+    present = numeric_columns(good, "result.")
+    return writers_layout(good, swept), [c for c in metrics if c in present]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from manylab.report.axes import Layout, writers_layout
 from manylab.report.kinds import PlotSet, register
-from manylab.report.kinds.common import metric_figure
+from manylab.report.kinds.common import metric_figure, no_points
 from manylab.report.model import Context, Section
 from manylab.report.records import Record, numeric_columns, ok_records
 
@@ -46,7 +46,7 @@ def sections(ctx: Context) -> list[Section]:
                 "stay at 0. Quantum 0 is QEMU's own round-robin slices.",
                 log2_x=lay.numeric_x, log_y=name != "contended"))
     if not figures:
-        return [Section(f"{ctx.workload}: interleaving", ["No successful point to plot."])]
+        return no_points(f"{ctx.workload}: interleaving")
     return [Section(f"{ctx.workload}: interleaving", [
         "The probe's handoffs and contended acquisitions tell whether critical sections of "
         "different vCPUs overlap as they would on hardware (a native 2-core host: ~5 handoffs "

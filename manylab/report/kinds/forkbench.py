@@ -6,19 +6,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from manylab.report import plots
-from manylab.report.axes import Layout, series_label, writers_layout
+from manylab.report.axes import Layout, series_label
 from manylab.report.kinds import PlotSet, register
 from manylab.report.kinds.common import (
     baseline,
+    finish_setting_axes,
     guest_time_caveat,
-    measured_lines,
     metric_figure,
+    no_points,
     series_keys,
+    setting_axes,
     setting_gains,
+    writers_view,
 )
 from manylab.report.model import Context, Section, Table
 from manylab.report.published import LDU_SPEEDUP, Published
-from manylab.report.records import Record, numeric_columns, ok_records
+from manylab.report.records import Record, ok_records
 from manylab.report.stats import aggregate, sort_key
 
 RATE, PER_WORKER = "result.ops_per_s", "result.ops_per_s_per_worker"
@@ -35,17 +38,14 @@ def published_for(mode: str) -> Published | None:
 
 def speedup_figure(rows: list[Record], lay: Layout, base: tuple[str, str], modes: list[str],
                    out_dir: Path) -> plots.Figure:
-    fig, axes = plots.subplots(1, width=7.0, height=4.6)
-    ax = axes[0]
-    measured_lines(ax, rows, lay.x, series_keys(lay.series, base), "speedup")
+    fig, ax = setting_axes(rows, lay, base, "speedup")
     for mode in modes:
         item = published_for(mode)
         if item:
             ax.plot([PUBLISHED_CORES], [item.value], marker="D", linestyle="none",
                     label=f"{item.label}: {item.value:g}x ({mode})")
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    plots.log2_ticks(ax, sorted({float(r[lay.x]) for r in rows} | {float(PUBLISHED_CORES)}))
-    plots.finish(ax, lay.x, f"speed-up over {base[1]} (ops/s ratio)")
+    finish_setting_axes(ax, rows, lay, 1.0, [float(PUBLISHED_CORES)],
+                        f"speed-up over {base[1]} (ops/s ratio)")
     return plots.save(fig, out_dir, "forkbench-speedup",
                       f"Fork-storm speed-up over {base[0]}={base[1]} vs {lay.x}",
                       "Operations per second of each setting divided by the baseline's at the "
@@ -56,9 +56,8 @@ def speedup_figure(rows: list[Record], lay: Layout, base: tuple[str, str], modes
 def sections(ctx: Context) -> list[Section]:
     good = ok_records(ctx.records)
     if not good:
-        return [Section("forkbench", ["No successful point to plot."])]
-    lay = writers_layout(good, ctx.swept)
-    rates = [c for c in (RATE, PER_WORKER) if c in numeric_columns(good, "result.")]
+        return no_points("forkbench")
+    lay, rates = writers_view(good, ctx.swept, (RATE, PER_WORKER))
     figures = [metric_figure(good, lay, rates, ctx.out_dir, "forkbench-rate",
                              f"Fork-storm rate vs {lay.x}",
                              "Operations (AIM7-like task mixes or fork+exit loops) per second "

@@ -5,21 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 
 from manylab.report import plots
-from manylab.report.axes import Layout, series_label, writers_layout
+from manylab.report.axes import Layout, series_label
 from manylab.report.kinds import PlotSet, register
 from manylab.report.kinds.common import (
     MODELLED_TIME_NOTE,
     baseline,
+    finish_setting_axes,
     guest_time_caveat,
-    measured_lines,
     metric_figure,
     modelled_rate,
+    no_points,
     series_keys,
+    setting_axes,
     setting_gains,
+    writers_view,
 )
 from manylab.report.model import Context, Section, Table
 from manylab.report.published import FINERLRU_GAIN, FINERLRU_GAIN_THREADS
-from manylab.report.records import Record, numeric_columns, ok_records
+from manylab.report.records import Record, ok_records
 from manylab.report.stats import aggregate, sorted_values
 
 WRITE, READ = "result.write.aggregate_mib_s", "result.read.aggregate_mib_s"
@@ -47,17 +50,14 @@ def modelled_figure(good: list[Record], lay: Layout, out_dir: Path) -> plots.Fig
 
 def gain_figure(gain_rows: list[Record], lay: Layout, out_dir: Path, label: str,
                 base: tuple[str, str]) -> plots.Figure:
-    fig, axes = plots.subplots(1, width=7.0, height=4.6)
-    ax = axes[0]
-    measured_lines(ax, gain_rows, lay.x, series_keys(lay.series, base), "gain_pct")
+    fig, ax = setting_axes(gain_rows, lay, base, "gain_pct")
     knl = FINERLRU_GAIN[0]
     ax.errorbar(list(FINERLRU_GAIN_THREADS), [knl.value] * 3,
                 yerr=[(knl.high - knl.low) / 2] * 3, fmt="D", color="#9467bd", capsize=4,
                 label=f"{knl.label}: +{knl.low:g}-{knl.high:g}%")
     plots.published_lines(ax, FINERLRU_GAIN[1:])
-    ax.axhline(0, color="black", linewidth=0.8)
-    plots.log2_ticks(ax, sorted({float(r[lay.x]) for r in gain_rows} | set(FINERLRU_GAIN_THREADS)))
-    plots.finish(ax, lay.x, f"gain over {base[1]} (% {label})")
+    finish_setting_axes(ax, gain_rows, lay, 0, FINERLRU_GAIN_THREADS,
+                        f"gain over {base[1]} (% {label})")
     return plots.save(fig, out_dir, f"pwriter-gain-{label}",
                       f"{label} throughput gain over {base[0]}={base[1]} vs writers",
                       "100 x (setting / baseline - 1) of aggregate throughput, paired by "
@@ -68,9 +68,8 @@ def gain_figure(gain_rows: list[Record], lay: Layout, out_dir: Path, label: str,
 def sections(ctx: Context) -> list[Section]:
     good = ok_records(ctx.records)
     if not good:
-        return [Section("pwriter", ["No successful point to plot."])]
-    lay = writers_layout(good, ctx.swept)
-    phases = [c for c in (WRITE, READ) if c in numeric_columns(good, "result.")]
+        return no_points("pwriter")
+    lay, phases = writers_view(good, ctx.swept, (WRITE, READ))
     figures = [metric_figure(good, lay, phases, ctx.out_dir, "pwriter-throughput",
                              f"Aggregate throughput vs {lay.x}",
                              "All bytes / (last finish - first start), guest time; mean ± "

@@ -8,7 +8,12 @@ from pathlib import Path
 from manylab.report import plots
 from manylab.report.axes import Layout, layout
 from manylab.report.kinds import PlotSet, register
-from manylab.report.kinds.common import MODELLED_TIME_NOTE, guest_time_caveat, metric_figure
+from manylab.report.kinds.common import (
+    MODELLED_TIME_NOTE,
+    guest_time_caveat,
+    metric_figure,
+    no_points,
+)
 from manylab.report.model import Context, Section
 from manylab.report.records import Record, is_number, ok_records
 
@@ -59,7 +64,7 @@ def rate_figures(rated: list[Record], lay: Layout, out_dir: Path) -> list[plots.
 def sections(ctx: Context) -> list[Section]:
     good = ok_records(ctx.records)
     if not good:
-        return [Section("stream", ["No successful point to plot."])]
+        return no_points("stream")
     rated = [with_rates(r) for r in good]
     lay = layout(rated, ctx.swept)
     return [Section("stream: memory bandwidth", guest_time_caveat(good),
