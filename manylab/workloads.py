@@ -107,6 +107,8 @@ REGISTRY: dict[str, Workload] = {w.name: w for w in (
         "filers": Arg(int, doc="0 or 1: the file fork/truncate race"), "file_size": SIZE_ARG,
         "hold_us": Arg(int, doc="how long the truncator holds the file at size 0"),
         "hang": Arg(int, doc="seconds a read may take before it counts as a hang"),
+        "min_file_checks": Arg(int, doc="run past duration (up to 10x) until N conclusive "
+                               "truncation checks"),
     }),
     Workload("forkbench", "fork-intensive rates: AIM7-multiuser-like mix or lmbench-like "
              "process creation", {

@@ -107,8 +107,10 @@ def test_contention_runs_one_loop_alone(binaries):
 
 
 def test_ldustress_races_forks_and_truncation_on_the_host(binaries, tmp_path):
+    # --min-file-checks: past the 2 s, until one truncation check was conclusive (a loaded
+    # host may not finish one in 2 s; the workload stops at 20 s regardless)
     out = run(binaries["ldustress"], "--duration", "2", "--forkers", "1", "--movers", "0",
-              "--hold-us", "20000", "--dir", str(tmp_path))
+              "--hold-us", "20000", "--min-file-checks", "1", "--dir", str(tmp_path))
     assert out.returncode == 0, out.stderr
     (line,) = parsed(out.stdout).results
     assert line["workload"] == "ldustress" and line["verified"] is True and line["failure"] == ""
@@ -127,3 +129,4 @@ def test_bad_values_exit_2(binaries):
     assert run(binaries["pwriter"], "--size", "5000", "--block", "4096").returncode == 2
     assert run(binaries["forkbench"], "--mode", "spawn").returncode == 2
     assert run(binaries["ldustress"], "--file-size", "5000").returncode == 2
+    assert run(binaries["ldustress"], "--filers", "0", "--min-file-checks", "1").returncode == 2
