@@ -41,6 +41,15 @@ class MachineParams:
     quantum_shared: int
     backend: str
     quantum_unit: str = "instructions"  # what quantum counts: "instructions" or "cycles"
+    quantum_outside: int | str = "auto"  # turn length outside the regions of interest
+
+    def turn_outside(self, workload: str) -> int:
+        """The turn length while no region of interest is open: 'auto' runs the boot and
+        setup on QEMU's own slices (0) when the workload marks its regions (every lab
+        workload but 'shell'), whose interleaving is not measured."""
+        if self.quantum_outside == "auto":
+            return self.quantum if workload == "shell" else 0
+        return int(self.quantum_outside)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ def library() -> Path:
 
 def wanted(point: PointParams) -> bool:
     """The plugin loads for the model, or only for the vCPU switch every quantum instructions."""
-    return bool(point.plugin.enabled or point.machine.quantum)
+    return bool(point.plugin.enabled or point.machine.quantum
+                or point.machine.turn_outside(point.workload.name))
 
 
 def _flag(value: bool) -> str:
@@ -46,6 +47,9 @@ def arguments(point: PointParams, stats_out: Path, system_map: Path) -> list[str
             f"roi={_flag(settings.roi)}", f"checker={_flag(settings.checker)}",
             f"sysmap={system_map}", f"quantum={point.machine.quantum}",
             f"quantum_shared={point.machine.quantum_shared}"]
+    outside = point.machine.turn_outside(point.workload.name)
+    if outside != point.machine.quantum:
+        args.append(f"quantum_outside={outside}")
     if point.machine.quantum_unit != "instructions":
         args.append(f"quantum_unit={point.machine.quantum_unit}")
     if settings.nvmain_trace:

@@ -55,6 +55,12 @@ def _power_of_two_line(value: Any) -> str | None:
     return None
 
 
+def _quantum_outside_check(value: Any) -> str | None:
+    if value == "auto" or (isinstance(value, int) and value >= 0):
+        return None
+    return "expected 'auto' or a whole number >= 0"
+
+
 def _not_negative(value: Any) -> str | None:
     return None if value >= 0 else "must be 0 or more"
 
@@ -94,6 +100,10 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "quantum_shared": Field(int, 0, check=_not_negative,
                                 doc="adaptive turn length once a vCPU touches lines other "
                                     "vCPUs hold (full plugin mode); 0 = same as quantum"),
+        "quantum_outside": Field((int, str), "auto", check=_quantum_outside_check,
+                                 doc="turn length while no region of interest is open (boot, "
+                                     "setup); 'auto' = 0 (QEMU's own slices) for workloads "
+                                     "with region markers, quantum for 'shell'"),
         "quantum_unit": Field(str, "instructions", choices=("instructions", "cycles"),
                               doc="what quantum and quantum_shared count: guest instructions, "
                                   "or the plugin's modelled cycles (a vCPU that stalls more "

@@ -3,7 +3,8 @@
 
 Boots the same guest three ways (no model, plugin mode=count, plugin mode=full) at each vCPU
 count, in each run mode (`--clocks`: lockstep = icount + the plugin's vCPU switch every 1000
-instructions, the studies' default; free = QEMU's own slices without icount), and prints guest
+instructions inside the region of interest, the studies' default; lockstep-all = the switch
+during boot too; free = QEMU's own slices without icount), and prints guest
 instructions/s, memory accesses/s and QEMU's peak RSS, with the full model's lockstep/free and
 full/count speed ratios per CPU second.
 
@@ -103,11 +104,13 @@ def build_initramfs(work: Path, threads_arg: str, iters: int,
     return out
 
 
-# The lab's two run modes (README "How vCPUs take turns"): lockstep = instruction time and the
-# plugin's vCPU switch every QUANTUM instructions (the default of studies); free = QEMU's own
-# slices, guest time is host time.
+# The lab's run modes (README "How vCPUs take turns"): lockstep = instruction time and the
+# plugin's vCPU switch every QUANTUM instructions inside the regions of interest, QEMU's own
+# slices outside them (the default of studies); lockstep-all = the switch everywhere, boot
+# included (machine.quantum_outside = quantum); free = QEMU's own slices, guest time is host time.
 QUANTUM = 1000
-CLOCKS = ("lockstep", "free")
+CLOCKS = ("lockstep", "lockstep-all", "free")
+LOCKSTEP = ("lockstep", "lockstep-all")
 
 
 def run_qemu(kernel: Path, initrd: Path, vcpus: int, plugin: Path | None, plugin_args: str,
@@ -118,7 +121,7 @@ def run_qemu(kernel: Path, initrd: Path, vcpus: int, plugin: Path | None, plugin
            "-initrd", str(initrd), "-bios", "qboot.rom",
            "-append", "console=ttyS0 quiet panic=-1 rdinit=/init nokaslr lpj=1000000 "
                       "lapic_timer_period=10000000"]
-    if clock == "lockstep":
+    if clock in LOCKSTEP:
         cmd += ["-icount", "shift=0,sleep=off"]
     if plugin:
         cmd += ["-plugin", f"{plugin},{plugin_args}"]
@@ -165,9 +168,10 @@ def main() -> int:
                     help="which of none,count,full,full-notiming to run (default the first "
                          "three); full-notiming is mode=full with set.timing=off (no stall "
                          "accounting), for the cost of the timing model")
-    ap.add_argument("--clocks", default=",".join(CLOCKS),
-                    help="lockstep (icount + quantum switch, the study default) and/or free "
-                         "(QEMU's slices, no icount); default both, side by side")
+    ap.add_argument("--clocks", default="lockstep,free",
+                    help="lockstep (icount + quantum switch inside the regions, the study "
+                         "default), lockstep-all (the switch during boot too) and/or free "
+                         "(QEMU's slices, no icount); default lockstep,free, side by side")
     args = ap.parse_args()
     kernel = args.kernel or find_kernel()
     if not kernel or not kernel.exists():
@@ -189,7 +193,7 @@ def main() -> int:
         if "none" in wanted:
             # lockstep needs the plugin for the switch even without a model (mode=none)
             configs.append((f"none@{clock}", "none",
-                            plugins[0][1] if clock == "lockstep" else None, clock))
+                            plugins[0][1] if clock in LOCKSTEP else None, clock))
         for mode in ("count", "full", "full-notiming"):
             if mode in wanted:
                 configs += [(f"{label}:{mode}@{clock}" if several else f"{mode}@{clock}",
@@ -203,9 +207,11 @@ def main() -> int:
             for name, mode, plugin, clock in configs:
                 tag = name.replace(":", "-").replace("@", "-")
                 stats = work / f"stats-{vcpus}-{tag}.json"
-                quantum = QUANTUM if clock == "lockstep" else 0
+                quantum = QUANTUM if clock in LOCKSTEP else 0
                 plugin_mode, extra = ((mode, "") if mode != "full-notiming"
                                       else ("full", ",set.timing=off"))
+                if clock == "lockstep":
+                    extra += ",quantum_outside=0"
                 pargs = (f"out={stats},preset={args.preset},mode={plugin_mode},roi={args.roi},"
                          f"quantum={quantum}{extra}")
                 wall, out, rss, cpu = run_qemu(kernel, initrd, vcpus, plugin, pargs, args.timeout,
@@ -254,17 +260,20 @@ def main() -> int:
                              "peak_rss_mib": round(r["rss_mib"], 1) if r["rss_mib"] else None})
             for label, _ in plugins:
                 prefix = f"{label}:" if several else ""
-                lock, free = (results.get(f"{prefix}full@{c}") for c in CLOCKS)
-                if lock and free and lock["insts"] and free["insts"]:
+                free = results.get(f"{prefix}full@free")
+                for clock in LOCKSTEP:
+                    lock = results.get(f"{prefix}full@{clock}")
+                    if not (lock and free and lock["insts"] and free["insts"]):
+                        continue
                     ratio = (lock["insts"] / lock["cpu_s"]) / (free["insts"] / free["cpu_s"])
                     rows.append({"vcpus": vcpus,
-                                 "mode": f"{prefix}full lockstep/free insn/cpu-s",
+                                 "mode": f"{prefix}full {clock}/free insn/cpu-s",
                                  "ratio": round(ratio, 3)})
                     if lock.get("roi_cpu_s") and free.get("roi_cpu_s") and free["roi_insts"]:
                         ratio = ((lock["roi_insts"] / lock["roi_cpu_s"])
                                  / (free["roi_insts"] / free["roi_cpu_s"]))
                         rows.append({"vcpus": vcpus,
-                                     "mode": f"{prefix}full lockstep/free ROI insn/cpu-s",
+                                     "mode": f"{prefix}full {clock}/free ROI insn/cpu-s",
                                      "ratio": round(ratio, 3)})
             for label, clock in ((label, clock) for label, _ in plugins for clock in clocks):
                 prefix = f"{label}:" if several else ""

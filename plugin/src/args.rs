@@ -68,6 +68,9 @@ pub struct Config {
     pub quantum_shared: u64,
     /// What `quantum` and `quantum_shared` count: instructions or modelled cycles.
     pub quantum_unit: QuantumUnit,
+    /// The turn length while no region of interest is open (boot, setup, teardown);
+    /// `None`: `quantum` everywhere, 0: QEMU's own slices there.
+    pub quantum_outside: Option<u64>,
     /// Write the memory-side requests of the regions as an NVMain trace to this file.
     pub nvmain_trace: Option<String>,
     /// Whose requests go into the NVMain trace.
@@ -75,7 +78,7 @@ pub struct Config {
 }
 
 pub const ARG_KEYS: &str =
-    "out, preset, sysmap, mode, checker, roi, mem, node_cpus, quantum, quantum_shared, quantum_unit, nvmain_trace, nvmain_device, set.<key>";
+    "out, preset, sysmap, mode, checker, roi, mem, node_cpus, quantum, quantum_shared, quantum_unit, quantum_outside, nvmain_trace, nvmain_device, set.<key>";
 
 /// `<node>:<first>[-<last>]/<first>[-<last>]/...` (no commas: QEMU splits plugin args on them).
 fn parse_node_cpus(value: &str) -> Result<(u32, Vec<usize>), String> {
@@ -92,6 +95,22 @@ fn parse_node_cpus(value: &str) -> Result<(u32, Vec<usize>), String> {
         cpus.extend(a..=b);
     }
     Ok((node, cpus))
+}
+
+impl Config {
+    /// The turn length in force inside or outside the regions of interest (0: no switch).
+    pub fn quantum_at(&self, inside_region: bool) -> u64 {
+        if inside_region {
+            self.quantum
+        } else {
+            self.quantum_outside.unwrap_or(self.quantum)
+        }
+    }
+
+    /// Whether the plugin ever makes a vCPU yield (and so needs the time-control handle).
+    pub fn switches_vcpus(&self) -> bool {
+        self.quantum_at(true) > 0 || self.quantum_at(false) > 0
+    }
 }
 
 fn count(key: &str, value: &str) -> Result<u64, String> {
@@ -121,6 +140,7 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
         quantum: 0,
         quantum_shared: 0,
         quantum_unit: QuantumUnit::Instructions,
+        quantum_outside: None,
         nvmain_trace: None,
         nvmain_device: Select::Device(DeviceKind::Pcm),
     };
@@ -160,6 +180,7 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
             "quantum" => cfg.quantum = count(key, value)?,
             "quantum_shared" => cfg.quantum_shared = count(key, value)?,
             "quantum_unit" => cfg.quantum_unit = QuantumUnit::parse(value)?,
+            "quantum_outside" => cfg.quantum_outside = Some(count(key, value)?),
             "nvmain_trace" if value.is_empty() => cfg.nvmain_trace = None,
             "nvmain_trace" => cfg.nvmain_trace = Some(value.into()),
             "nvmain_device" => cfg.nvmain_device = Select::parse(value)?,
@@ -218,6 +239,15 @@ mod tests {
         assert_eq!((cfg.quantum, cfg.quantum_shared), (1000, 100));
         assert_eq!(cfg.quantum_unit, QuantumUnit::Cycles);
         assert!(parse(&["quantum_unit=ns"]).unwrap_err().contains("quantum_unit"));
+        // quantum_outside: unset = quantum everywhere; 0 = QEMU's slices outside the regions
+        assert_eq!((cfg.quantum_at(true), cfg.quantum_at(false)), (1000, 1000));
+        let boot_free = parse(&["quantum=1000", "quantum_outside=0"]).unwrap();
+        assert_eq!((boot_free.quantum_at(true), boot_free.quantum_at(false)), (1000, 0));
+        assert!(boot_free.switches_vcpus());
+        let boot_only = parse(&["quantum=0", "quantum_outside=5000"]).unwrap();
+        assert_eq!((boot_only.quantum_at(true), boot_only.quantum_at(false)), (0, 5000));
+        assert!(boot_only.switches_vcpus() && !parse(&["quantum=0"]).unwrap().switches_vcpus());
+        assert!(parse(&["quantum_outside=x"]).unwrap_err().contains("quantum_outside"));
         assert_eq!(cfg.mode, Mode::Count);
         assert!(cfg.checker && cfg.roi == RoiGate::On && cfg.sysmap.is_none());
         assert_eq!(cfg.mem.len(), 2);

@@ -88,11 +88,12 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
     let n_ids = syms.n_ids();
     let qemu_args = qemu_command_line();
     let serial_tcg = vcpus == 1 || tcg_is_single_threaded(&qemu_args);
-    if config.quantum > 0 && !serial_tcg {
+    if config.switches_vcpus() && !serial_tcg {
         return Err("quantum needs single-threaded TCG (-accel tcg,thread=single); use quantum=0 with MTTCG".into());
     }
-    let time_control = if config.quantum > 0 { (unsafe { qemu_plugin_request_time_control() }) as usize } else { 0 };
-    if config.quantum > 0 && time_control == 0 {
+    let time_control =
+        if config.switches_vcpus() { (unsafe { qemu_plugin_request_time_control() }) as usize } else { 0 };
+    if config.switches_vcpus() && time_control == 0 {
         return Err("quantum: another plugin already controls time; load one plugin with quantum".into());
     }
     let mut machine =
@@ -106,7 +107,9 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
     let regions = Regions::new(config.mode != Mode::Full);
     let counters: Vec<VcpuCounters> = (0..max_vcpus).map(|_| VcpuCounters::default()).collect();
     for c in &counters {
-        c.turn_left.store(config.quantum_unit.turn(config.quantum), Relaxed);
+        // The run starts outside every region (boot).
+        let first = if config.quantum_at(false) > 0 { config.quantum_at(false) } else { config.quantum };
+        c.turn_left.store(config.quantum_unit.turn(first), Relaxed);
     }
     let running = (serial_tcg && max_vcpus > 1).then(|| RunningVcpu::new(&target, config.sysmap.as_deref(), max_vcpus));
     let plugin = Plugin {
@@ -262,12 +265,14 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, data: *mut c_void) {
     let c = &p.counters[vcpu];
     bump(&c.insts, n);
     bump(&p.func_insts[vcpu][(data >> TB_FUNC_SHIFT) as usize], n);
-    if p.config.quantum > 0 {
+    let inside = p.region_open.load(Relaxed);
+    let quantum = p.config.quantum_at(inside);
+    if quantum > 0 {
         let cost = match p.config.quantum_unit {
             QuantumUnit::Instructions => n,
             QuantumUnit::Cycles => p.turn_cost(vcpu, c, n),
         };
-        p.spend_turn(c, cost);
+        p.spend_turn(c, cost, quantum, inside);
     }
 }
 

@@ -17,7 +17,11 @@ pub struct Interleave {
     pub quantum_shared: u64,
     /// "instructions" or "cycles" (empty in tests = instructions).
     pub quantum_unit: &'static str,
+    /// The turn length while no region was open (0: QEMU's own slices there).
+    pub quantum_outside: u64,
     pub switches: u64,
+    /// The switches made while no region was open.
+    pub switches_outside: u64,
     pub short_turns: u64,
     pub icount: bool,
 }
@@ -105,7 +109,9 @@ pub fn stats_json(run: &RunInfo, stats: &Stats, syms: &Symbols) -> String {
         "quantum_unit",
         if run.interleave.quantum_unit.is_empty() { "instructions" } else { run.interleave.quantum_unit },
     );
+    w.field_u64("quantum_outside", run.interleave.quantum_outside);
     w.field_u64("switches", run.interleave.switches);
+    w.field_u64("switches_outside", run.interleave.switches_outside);
     w.field_u64("short_turns", run.interleave.short_turns);
     w.field_bool("icount", run.interleave.icount);
     w.end_object();

@@ -100,7 +100,7 @@ def test_plugin_arguments_carry_memory_devices_and_overrides(write_spec):
     args = plugin.arguments(params, Path("/r/stats.json"), Path("/k/System.map"))
     assert args == ["out=/r/stats.json", "preset=knl-64", "mode=full", "roi=on", "checker=off",
                     "sysmap=/k/System.map", "quantum=1000", "quantum_shared=0",
-                    "mem=dram:0x0:0x20000000",
+                    "quantum_outside=0", "mem=dram:0x0:0x20000000",
                     "mem=pcm:0x20000000:0x20000000", "set.l2.size_kib=512"]
     assert plugin.qemu_argument(Path("/p.so"), ["a=x,y"]) == "/p.so,a=x,,y"
 
@@ -126,6 +126,27 @@ def test_the_plugin_loads_for_the_quantum_alone_in_mode_none(write_spec):
     assert "mode=none" in args and "quantum=500" in args
     assert not any(a.startswith("quantum_unit=") for a in args)
     assert not plugin.wanted(point(write_spec, "[machine]\nquantum = 0\n"))
+
+
+def test_quantum_outside_the_regions(write_spec):
+    """'auto': QEMU's own slices outside the regions of a workload that marks them, the
+    quantum everywhere for 'shell' (its whole script is the experiment); a number is taken
+    as given, and the plugin loads for it alone."""
+    def outside(params: PointParams) -> list[str]:
+        args = plugin.arguments(params, Path("/r/s.json"), Path("/k/S.map"))
+        return [a for a in args if a.startswith("quantum_outside=")]
+
+    assert outside(point(write_spec, "[machine]\nquantum = 500\n")) == ["quantum_outside=0"]
+    shell = specs.load(write_spec("[workload]\nname = 'shell'\nargs = { script = 'true' }\n"
+                                  "[machine]\nquantum = 500\n"))
+    assert outside(plan.points(shell)[0].config) == []
+    assert outside(point(write_spec, "[machine]\nquantum = 500\nquantum_outside = 500\n")) == []
+    assert outside(point(write_spec, "[machine]\nquantum = 500\nquantum_outside = 20000\n")) \
+        == ["quantum_outside=20000"]
+    boot_only = point(write_spec, "[machine]\nquantum = 0\nquantum_outside = 5000\n")
+    assert plugin.wanted(boot_only)
+    with pytest.raises(specs.SpecError, match="quantum_outside"):
+        point(write_spec, "[machine]\nquantum_outside = 'sometimes'\n")
 
 
 def test_quantum_unit_cycles_goes_to_the_plugin(write_spec):

@@ -21,7 +21,8 @@ def test_defaults_fill_a_minimal_spec(write_spec):
     assert params["machine"] == {"arch": "x86_64", "vcpus": 1, "memory": "512M", "numa": [],
                                  "tcg": "single", "cpu": "", "reproducible": True,
                                  "quantum": specs.DEFAULT_QUANTUM, "quantum_shared": 0,
-                                 "quantum_unit": "instructions", "backend": "qemu"}
+                                 "quantum_unit": "instructions", "quantum_outside": "auto",
+                                 "backend": "qemu"}
     assert spec.name == "study"
 
 

@@ -32,6 +32,7 @@ pub(super) struct VcpuCounters {
     /// The vCPU's accesses needed another cache during this turn (adaptive quantum).
     pub(super) touched_remote: AtomicBool,
     pub(super) switches: AtomicU64,
+    pub(super) switches_outside: AtomicU64,
     pub(super) short_turns: AtomicU64,
 }
 
@@ -154,12 +155,12 @@ impl Plugin {
 
     /// Ends the vCPU's turn once it has run its quantum of instructions (or cycles).
     #[inline]
-    pub(super) fn spend_turn(&self, c: &VcpuCounters, n: u64) {
+    pub(super) fn spend_turn(&self, c: &VcpuCounters, n: u64, quantum: u64, inside: bool) {
         let left = c.turn_left.load(Relaxed);
         if left > n {
             c.turn_left.store(left - n, Relaxed);
         } else {
-            self.yield_vcpu(c);
+            self.yield_vcpu(c, quantum, inside);
         }
     }
 
@@ -168,12 +169,15 @@ impl Plugin {
     /// single-threaded TCG leaves it at the next block and runs the next vCPU. Under TCG the
     /// call cannot move the virtual clock; the kick is what is wanted.
     #[inline(never)]
-    pub(super) fn yield_vcpu(&self, c: &VcpuCounters) {
+    pub(super) fn yield_vcpu(&self, c: &VcpuCounters, quantum: u64, inside: bool) {
         let shared = self.config.quantum_shared;
-        let short = shared > 0 && c.touched_remote.swap(false, Relaxed);
+        let short = inside && shared > 0 && c.touched_remote.swap(false, Relaxed);
         let unit = self.config.quantum_unit;
-        c.turn_left.store(unit.turn(if short { shared } else { self.config.quantum }), Relaxed);
+        c.turn_left.store(unit.turn(if short { shared } else { quantum }), Relaxed);
         bump(&c.switches, 1);
+        if !inside {
+            bump(&c.switches_outside, 1);
+        }
         if short {
             bump(&c.short_turns, 1);
         }
@@ -186,7 +190,9 @@ impl Plugin {
             quantum: self.config.quantum,
             quantum_shared: self.config.quantum_shared,
             quantum_unit: self.config.quantum_unit.name(),
+            quantum_outside: self.config.quantum_at(false),
             switches: sum(|c| &c.switches),
+            switches_outside: sum(|c| &c.switches_outside),
             short_turns: sum(|c| &c.short_turns),
             icount: self.icount,
         }
