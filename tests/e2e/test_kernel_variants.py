@@ -57,7 +57,8 @@ def test_finerlru_under_lockdep_at_factors_1_8_64(tmp_path):
     """lrustress verified at factors 1, 8 and 64 under lockdep, (issue #13 F1) the large
     folios spread over the finer indexes: the papers' unhashed index put every THP on index 0
     at factor 8 and on indexes 0 and 32 at factor 64, and (F2) a drained lru_add batch takes
-    about one lock at every factor (one index per batch; 2.1-2.3 at factor 64 before F2)."""
+    about one lock at every factor (one index per batch; 8 pwriter writers at factor 64 took
+    2.1-2.3 before F2)."""
     script = (LOCKDEP_LIVE + '; echo MANYLAB-RESULT {\\"factor\\": '
               '$(cat /sys/module/finer_lru/parameters/factor)}; '
               + THP_SPREAD + "; "
