@@ -46,17 +46,26 @@ THP_SPREAD = ("mount -t debugfs none /sys/kernel/debug 2>/dev/null; "
               "%d}\\n\", n, t }' /sys/kernel/debug/finer_lru/folios; done; wait")
 
 
+# /sys/kernel/debug/finer_lru/batches ("kind batches locks folios" after a header line) as
+# MANYLAB-RESULT {"lru_add": [batches, locks, folios], "other": [...]}
+BATCHES = ("awk 'NR > 1 { printf \"%s\\\"%s\\\": [%d, %d, %d]\", n++ ? \", \" : "
+           "\"MANYLAB-RESULT {\", $1, $2, $3, $4 } END { print \"}\" }' "
+           "/sys/kernel/debug/finer_lru/batches")
+
+
 def test_finerlru_under_lockdep_at_factors_1_8_64(tmp_path):
-    """lrustress verified at factors 1, 8 and 64 under lockdep, and (issue #13 F1) the large
+    """lrustress verified at factors 1, 8 and 64 under lockdep, (issue #13 F1) the large
     folios spread over the finer indexes: the papers' unhashed index put every THP on index 0
-    at factor 8 and on indexes 0 and 32 at factor 64."""
+    at factor 8 and on indexes 0 and 32 at factor 64, and (F2) a drained lru_add batch takes
+    about one lock at every factor (one index per batch; 8 pwriter writers at factor 64 took
+    2.1-2.3 before F2)."""
     script = (LOCKDEP_LIVE + '; echo MANYLAB-RESULT {\\"factor\\": '
               '$(cat /sys/module/finer_lru/parameters/factor)}; '
               + THP_SPREAD + "; "
               'lrustress --dir $MANYLAB_WORKDIR --writers 4 --size 700M --mmappers 2 --thp 2 '
               "--memcg-writers 1; rc=$?; "
               'echo MANYLAB-RESULT {\\"thp_split_page\\": '
-              "$(awk '/^thp_split_page /{print $2}' /proc/vmstat)}; exit $rc")
+              "$(awk '/^thp_split_page /{print $2}' /proc/vmstat)}; " + BATCHES + "; exit $rc")
     runs = run_study(tmp_path, "finerlru-safety", f"""
 [kernel]
 variant = "finerlru"
@@ -76,7 +85,7 @@ args = {{ script = {json.dumps(script)} }}
     factors = set()
     splits: list[int] = []
     for params, outputs, _ in runs:
-        lockdep, factor_line, *samples, stress, vmstat = outputs
+        lockdep, factor_line, *samples, stress, vmstat, batches = outputs
         splits.append(vmstat["thp_split_page"])
         assert lockdep == {"lockdep": True}
         factor = factor_line["factor"]
@@ -88,6 +97,8 @@ args = {{ script = {json.dumps(script)} }}
         assert best["large_folios"] >= 8, samples  # the THP workers' folios were on the lists
         assert best["large_indexes"] == 1 if factor == 1 else best["large_indexes"] >= 3, \
             (factor, samples)
+        drained, locks, _ = batches["lru_add"]
+        assert drained > 1000 and locks <= 1.25 * drained, (factor, batches)  # F2
     assert factors == {1, 8, 64}
     assert min(splits) > 0, splits  # THP tails went through the split path at every factor
 
