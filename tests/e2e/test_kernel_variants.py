@@ -112,7 +112,7 @@ LDU_IDLE = ("sleep 1; read -r up _ < /proc/uptime; end=$(( ${up%.*} + 3 )); "
 # Counters added for issue #13 L3 (try-lock walkers, fences, anon_vma frees) and L5 (timed drain)
 LDU_NEW_COUNTERS = {"fence_skip", "walk_stale", "walk_contended", "read_apply", "tryread_apply",
                     "tryread_busy", "free_wait", "free_skip", "dequeue", "queued", "timed_arm",
-                    "timed_drain", "timed_busy", "resched"}
+                    "timed_drain", "timed_busy", "resched", "teardown", "teardown_locked"}
 
 
 def test_ldu_under_lockdep_and_kfence(tmp_path):
@@ -162,6 +162,7 @@ args = {{ script = {json.dumps(script)} }}
         assert stats[mode]["timed_arm"] > 0 and stats[mode]["timed_drain"] > 0, stats[mode]
         assert idle[mode]["idle_queued"] == 0 and idle[mode]["drain_interval_ms"] == 1000, idle
         assert idle[mode]["timed_drain"] >= stats[mode]["timed_drain"], (idle, stats[mode])
+        assert stats[mode]["teardown_locked"] == 0, stats[mode]  # L4: no lock at teardown
 
 
 def test_ldu_keeps_the_rmap_walk_order(tmp_path):
