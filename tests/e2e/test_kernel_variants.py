@@ -109,11 +109,29 @@ LDU_STATS = ("out=''; sep=''; for f in /sys/kernel/mm/ldu/stats/*; do read -r v 
              "out=\"$out$sep\\\"${f##*/}\\\": $v\"; sep=', '; done; echo \"MANYLAB-RESULT {$out}\"")
 
 
+# Issue #13 L5: once nothing forks or maps any more, the timed drain (drain_interval_ms, 1000 by
+# default) empties every queue. A forked sleep would log its own updates when it exits, so the
+# wait after it is a builtin loop on /proc/uptime (3 s), and the reads are builtins too.
+LDU_IDLE = ("sleep 1; read -r up _ < /proc/uptime; end=$(( ${up%.*} + 3 )); "
+            "while :; do read -r up _ < /proc/uptime; [ ${up%.*} -ge $end ] && break; done; "
+            "read -r q < /sys/kernel/mm/ldu/stats/queued; "
+            "read -r t < /sys/kernel/mm/ldu/stats/timed_drain; "
+            "read -r i < /sys/kernel/mm/ldu/drain_interval_ms; "
+            "echo \"MANYLAB-RESULT {\\\"idle_queued\\\": $q, \\\"timed_drain\\\": $t, "
+            "\\\"drain_interval_ms\\\": $i}\"")
+
+# Counters added for issue #13 L3 (try-lock walkers, fences, anon_vma frees) and L5 (timed drain)
+LDU_NEW_COUNTERS = {"fence_skip", "walk_stale", "walk_contended", "read_apply", "tryread_apply",
+                    "tryread_busy", "free_wait", "free_skip", "dequeue", "queued", "timed_arm",
+                    "timed_drain", "timed_busy", "resched", "teardown", "teardown_locked"}
+
+
 def test_ldu_under_lockdep_and_kfence(tmp_path):
     script = (LOCKDEP_LIVE + "; echo MANYLAB-RESULT "
               '{\\"mode\\": \\"$(cat /sys/kernel/mm/ldu/mode)\\"}; '
               "forkstress --dir $MANYLAB_WORKDIR --duration 20 --workers 8 "
-              "--zram 64M --memcg 96M --hog 64M; rc=$?; " + LDU_STATS + "; exit $rc")
+              "--zram 64M --memcg 96M --hog 64M; rc=$?; " + LDU_STATS + "; " + LDU_IDLE
+              + "; exit $rc")
     runs = run_study(tmp_path, "ldu-safety", f"""
 [kernel]
 variant = "ldu"
@@ -130,12 +148,15 @@ args = {{ script = {json.dumps(script)} }}
 """)
     assert len(runs) == 3
     stats = {}
+    idle = {}
     for params, outputs, _ in runs:
-        lockdep, mode, stress, counters = outputs
+        lockdep, mode, stress, counters, idle_state = outputs
         assert lockdep == {"lockdep": True}
         assert params["kernel"]["cmdline"] == f"ldu={mode['mode']}"
         assert stress["verified"] is True, stress
+        assert LDU_NEW_COUNTERS <= set(counters), sorted(LDU_NEW_COUNTERS - set(counters))
         stats[mode["mode"]] = counters
+        idle[mode["mode"]] = idle_state
     assert set(stats) == {"off", "global", "percpu"}
     assert not any(stats["off"].values()), stats["off"]  # stock locking: nothing logged
     for mode in ("global", "percpu"):
@@ -146,6 +167,13 @@ args = {{ script = {json.dumps(script)} }}
     assert stats["percpu"]["slot_collect"] > 0, stats["percpu"]
     slot_counters = ("slot_hit", "slot_claim", "slot_collision", "slot_flush", "slot_collect")
     assert not any(stats["global"][k] for k in slot_counters), stats["global"]
+    # L5: the timed drain ran during the stress and emptied every queue once the guest idled
+    assert idle["off"] == {"idle_queued": 0, "timed_drain": 0, "drain_interval_ms": 1000}
+    for mode in ("global", "percpu"):
+        assert stats[mode]["timed_arm"] > 0 and stats[mode]["timed_drain"] > 0, stats[mode]
+        assert idle[mode]["idle_queued"] == 0 and idle[mode]["drain_interval_ms"] == 1000, idle
+        assert idle[mode]["timed_drain"] >= stats[mode]["timed_drain"], (idle, stats[mode])
+        assert stats[mode]["teardown_locked"] == 0, stats[mode]  # L4: no lock at teardown
 
 
 def test_ldu_keeps_the_rmap_walk_order(tmp_path):
