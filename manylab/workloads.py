@@ -44,6 +44,7 @@ REGISTRY: dict[str, Workload] = {w.name: w for w in (
         "fsync": Arg(bool),
         "read": Arg(bool, doc="read back and verify every byte"),
         "seed": Arg(int),
+        "pin": Arg(bool, doc="pin process i to CPU i, as MPI binds IOR's ranks"),
     }),
     Workload("mmf", "file server to a local client: read()+write() vs write() from mmap", {
         "path": Arg(str, ("pipe", "unix", "tcp", "all"), doc="channel; a list sweeps"),

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "manylab_roi.h"
+#include "manylab_threads.h"
 #include "manylab_util.h"
 
 #define MAX_PROCS 1024
@@ -42,6 +43,7 @@ struct options {
 	int do_write;
 	int do_read;
 	int keep;
+	int pin;
 	uint64_t seed;
 	const char *dir;
 };
@@ -73,6 +75,7 @@ static void usage(FILE *out)
 		"  -R, --read-only    only read and verify files a previous run kept\n"
 		"  -k, --keep         keep the files\n"
 		"  -S, --seed N       seed of the random block order (default 1)\n"
+		"      --pin          pin process i to CPU i (modulo the CPUs), as MPI binds ranks\n"
 		"  -h, --help         this text\n"
 		"Prints one line: MANYLAB-RESULT {json}; exits 1 on any I/O error or mismatch.\n",
 		MAX_PROCS);
@@ -307,7 +310,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "dir", required_argument, NULL, 'd' },   { "fsync", no_argument, NULL, 'f' },
 		{ "read", no_argument, NULL, 'r' },        { "read-only", no_argument, NULL, 'R' },
 		{ "keep", no_argument, NULL, 'k' },        { "seed", required_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },        { NULL, 0, NULL, 0 },
+		{ "pin", no_argument, NULL, 'P' },         { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t value;
 	int c;
@@ -338,6 +342,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'R': o->do_read = 1; o->do_write = 0; o->keep = 1; break;
 		case 'k': o->keep = 1; break;
 		case 'S': o->seed = strtoull(optarg, NULL, 10); break;
+		case 'P': o->pin = 1; break;
 		case 'h': usage(stdout); exit(0);
 		default: goto bad;
 		}
@@ -389,6 +394,8 @@ int main(int argc, char **argv)
 			close(reads[1]);
 			close(written[0]);
 			close(report[0]);
+			if (o.pin)
+				manylab_pin_self(i);
 			child_main(&o, i, &g);
 		}
 	}
@@ -424,9 +431,9 @@ int main(int argc, char **argv)
 
 	failed |= ws.errors || rs.errors || rs.mismatches;
 	printf("MANYLAB-RESULT {\"workload\":\"pwriter\",\"procs\":%d,\"size\":%" PRIu64
-	       ",\"block\":%u,\"pattern\":\"%s\",\"fsync\":%s,\"dir\":\"%s\"",
+	       ",\"block\":%u,\"pattern\":\"%s\",\"fsync\":%s,\"pin\":%s,\"dir\":\"%s\"",
 	       o.procs, o.size, o.block, o.random ? "rand" : "seq", o.do_fsync ? "true" : "false",
-	       o.dir);
+	       o.pin ? "true" : "false", o.dir);
 	if (o.do_write)
 		print_phase("write", ws, wr, o.procs);
 	if (o.do_read)

@@ -67,6 +67,12 @@ def test_pwriter_writes_reads_and_verifies(binaries, tmp_path):
     assert line["workload"] == "pwriter" and line["ok"] is True and line["verified"] is True
     assert line["write"]["bytes"] == 3 * 64 * 1024 and line["write"]["mismatches"] == 0
     assert line["write"]["aggregate_mib_s"] > 0 and line["read"]["aggregate_mib_s"] > 0
+    assert line["pin"] is False
+    pinned = run(binaries["pwriter"], "--procs", "3", "--size", "64K", "--read", "--pin",
+                 "--dir", str(tmp_path))
+    assert pinned.returncode == 0, pinned.stderr
+    (line,) = parsed(pinned.stdout).results
+    assert line["pin"] is True and line["verified"] is True
 
 
 @pytest.mark.parametrize("mode", ["fork", "aim7"])
