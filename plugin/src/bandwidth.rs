@@ -15,12 +15,12 @@
 //! bandwidth. Bookings are by epoch, not by arrival order, so the order in which QEMU runs
 //! the vCPUs (one turn after another) does not change the capacity.
 //!
-//! A request whose epoch is more than `BEHIND` epochs before the newest one booked comes from
-//! a vCPU whose clock fell behind the others' because it executed nothing for a while (a
-//! halted vCPU, or one sleeping in a barrier, has no cycles): it is taken to arrive `BEHIND`
-//! epochs before the newest booking, and the caller moves that vCPU's queueing clock forward by
-//! the same shift, so a vCPU is not charged for the time it was halted but queues in step
-//! with the others from then on (it is counted as `late`).
+//! A vCPU whose clock fell more than `BEHIND` epochs behind the furthest clock any request
+//! came at (`Frontier`) executed nothing for a while (a halted vCPU, or one asleep in a
+//! barrier, has no cycles) or ran far fewer cycles per turn: its clock is moved up to `BEHIND`
+//! epochs before that frontier and the shift is counted as its idle time, so the region's
+//! modelled time covers every booking it made. The frontier follows the vCPUs' clocks only,
+//! never the epochs a backlog pushed requests into: a backlog is waited for, not forgiven.
 
 /// Epochs remembered per controller.
 pub const RING: usize = 4096;
@@ -45,14 +45,32 @@ pub struct Controller {
     newest: u64,
 }
 
-/// What one booking cost: the overload and M/D/1 parts of the wait (ns); for a `late`
-/// request, how far its arrival was moved forward (`shift_ns`).
+/// What one booking cost: the overload and M/D/1 parts of the wait (ns).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Booking {
     pub overload_ns: f64,
     pub mdl_ns: f64,
-    pub late: bool,
-    pub shift_ns: f64,
+}
+
+/// The furthest modelled clock (ns) any request arrived at since the clocks' origin.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Frontier {
+    newest_ns: f64,
+}
+
+impl Frontier {
+    /// A request at clock `t` (ns): how far the vCPU's clock must move up (0 if it is at most
+    /// `BEHIND` epochs of `epoch` ns behind the frontier); the frontier then includes it.
+    pub fn rejoin(&mut self, t: f64, epoch: f64) -> f64 {
+        let earliest = self.newest_ns - BEHIND as f64 * epoch;
+        let shift = if t < earliest { earliest - t } else { 0.0 };
+        self.newest_ns = self.newest_ns.max(t + shift);
+        shift
+    }
+
+    pub fn clear(&mut self) {
+        self.newest_ns = 0.0;
+    }
 }
 
 impl Booking {
@@ -101,16 +119,8 @@ impl Controller {
     /// Books a request of service time `s` (ns) arriving at `t` (ns) with epochs of `epoch`
     /// ns; returns its delay.
     pub fn book(&mut self, t: f64, s: f64, epoch: f64) -> Booking {
-        let mut t = t.max(0.0);
-        let mut k = (t / epoch) as u64;
-        // `newest` is the newest booked epoch + 1.
-        let late = k + BEHIND + 1 < self.newest;
-        let mut shift_ns = 0.0;
-        if late {
-            k = self.newest - 1 - BEHIND;
-            shift_ns = k as f64 * epoch - t;
-            t = k as f64 * epoch;
-        }
+        let t = t.max(0.0);
+        let k = (t / epoch) as u64;
         let rho = if k > 0 { self.busy(k - 1) / epoch } else { 0.0 };
         let mut j = k;
         while j < k + MAX_PUSH && self.busy(j) + s > epoch {
@@ -119,7 +129,7 @@ impl Controller {
         self.slot(j).busy += s;
         self.newest = self.newest.max(j + 1);
         let overload_ns = if j == k { 0.0 } else { j as f64 * epoch - t };
-        Booking { overload_ns, mdl_ns: md1_wait(rho, s), late, shift_ns }
+        Booking { overload_ns, mdl_ns: md1_wait(rho, s) }
     }
 }
 
@@ -190,38 +200,46 @@ mod tests {
     #[test]
     fn no_epoch_holds_more_than_its_length_of_work() {
         // 1000 requests of 7 ns all arriving at t = 0 with 100 ns epochs: 14 fit per epoch, so
-        // they span ceil(1000 / 14) = 72 epochs: the controller's throughput is its bandwidth.
-        // (From epoch 9 on they count as late, moved up to BEHIND epochs before the newest.)
+        // they span ceil(1000 / 14) = 72 epochs: the controller's throughput is its bandwidth,
+        // and the last waits 71 epochs (a backlog is never forgiven).
         let mut c = Controller::default();
+        let mut last = Booking::default();
         for _ in 0..1000 {
-            c.book(0.0, 7.0, 100.0);
+            last = c.book(0.0, 7.0, 100.0);
         }
         assert_eq!(c.newest, 72);
+        assert_eq!(last.overload_ns, 7100.0);
         assert!((0..72).all(|k| c.busy(k) <= 100.0 && c.busy(k) >= 98.0 || k == 71));
     }
 
     #[test]
-    fn a_request_far_behind_the_newest_epoch_is_moved_up_not_charged_the_gap() {
-        // Epoch 10 ns, service 5: epoch 100 holds one booking (5 ns, rho 0.5 for epoch 101).
-        // A request at t = 3 is more than BEHIND = 8 epochs behind: it arrives at the start of
-        // epoch 100 - 8 = 92 instead (shift 917 ns) and, that epoch being empty, waits 0.
+    fn a_clock_far_behind_the_frontier_moves_up_to_behind_epochs_before_it() {
+        // Epoch 10 ns, BEHIND 8: a request at 1000 ns sets the frontier; one at 3 ns is more
+        // than 80 ns behind: it moves up to 920 ns (shift 917); one at 925 ns is within 80 ns
+        // (no shift); one at 1500 ns moves the frontier on, after which 1420 ns is the
+        // earliest clock that needs no shift.
+        let mut f = Frontier::default();
+        assert_eq!(f.rejoin(1000.0, 10.0), 0.0);
+        assert_eq!(f.rejoin(3.0, 10.0), 917.0);
+        assert_eq!(f.rejoin(925.0, 10.0), 0.0);
+        assert_eq!(f.rejoin(1500.0, 10.0), 0.0);
+        assert_eq!(f.rejoin(1420.0, 10.0), 0.0);
+        assert_eq!(f.rejoin(1419.0, 10.0), 1.0);
+        f.clear();
+        assert_eq!(f.rejoin(0.0, 10.0), 0.0);
+    }
+
+    #[test]
+    fn a_backlog_does_not_move_the_frontier() {
+        // Epoch 10 ns, service 5 ns: 40 requests at t = 0 fill epochs 0..19; the frontier stays
+        // at 0 (only clocks move it), so a request at 0 is not moved up but waits for epoch 20.
         let mut c = Controller::default();
-        c.book(1000.0, 5.0, 10.0);
-        let b = c.book(3.0, 5.0, 10.0);
-        assert_eq!((b.late, b.shift_ns, b.wait_ns()), (true, 917.0, 0.0));
-        // epoch 92 now holds 10 ns: full; the next request there is pushed to epoch 93
-        assert!(!c.book(920.0, 5.0, 10.0).late);
-        let b = c.book(921.0, 5.0, 10.0);
-        assert_eq!((b.late, b.overload_ns), (false, 9.0));
-        // A late request in a full epoch queues from its new arrival: epoch 92 is full, 93
-        // has 5 ns left: 930 - 920 = 10 ns.
-        let b = c.book(0.0, 5.0, 10.0);
-        assert_eq!((b.late, b.shift_ns, b.overload_ns), (true, 920.0, 10.0));
-        assert_eq!(c.book(925.0, 5.0, 10.0).overload_ns, 15.0);
-        // At epoch 101: epoch 100 holds 5 ns, rho 0.5.
-        let b = c.book(1010.0, 5.0, 10.0);
-        assert!((b.mdl_ns - 2.5).abs() < 1e-12);
-        c.clear();
-        assert!(!c.book(0.0, 5.0, 10.0).late);
+        let mut f = Frontier::default();
+        for _ in 0..40 {
+            assert_eq!(f.rejoin(0.0, 10.0), 0.0);
+            c.book(0.0, 5.0, 10.0);
+        }
+        assert_eq!(f.rejoin(0.0, 10.0), 0.0);
+        assert_eq!(c.book(0.0, 5.0, 10.0).overload_ns, 200.0);
     }
 }

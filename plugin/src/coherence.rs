@@ -11,7 +11,7 @@
 //! - Invalidations go home->sharer, acks sharer->requester; an upgrade ends with an Ack.
 //! - Every L2 eviction is announced: PutM (dirty, then MemWr), PutE or PutS.
 
-use crate::bandwidth::Controller;
+use crate::bandwidth::{Controller, Frontier};
 use crate::cache::SetAssoc;
 use crate::directory::{bit, DirEntry, DirState, Directory, MissKind, NO_TILE};
 use crate::memory::MemoryMap;
@@ -100,9 +100,10 @@ pub struct Machine {
     /// (insts - origin) x CPI + (stall - origin) / MLP cycles.
     clock_stall: Vec<u64>,
     clock_origin: Vec<(u64, u64)>,
-    /// Per vCPU, how far its queueing clock was moved forward (ns) since the last restart:
-    /// a vCPU that was idle (no cycles) rejoins the others (`bandwidth.rs`, `BEHIND`).
-    queue_shift_ns: Vec<f64>,
+    /// Per vCPU, how far its clock was moved up (ns) since the last restart: a vCPU that was
+    /// idle (no cycles) rejoins the others (`bandwidth.rs`, `Frontier`).
+    idle_ns: Vec<f64>,
+    frontier: Frontier,
     /// Where the vCPUs' instruction counts come from (the plugin's counters); without it,
     /// `test_insts`.
     pub insts_of: Option<fn(usize) -> u64>,
@@ -194,7 +195,8 @@ impl Machine {
             queue_cycles: 0,
             clock_stall: Vec::new(),
             clock_origin: Vec::new(),
-            queue_shift_ns: Vec::new(),
+            idle_ns: Vec::new(),
+            frontier: Frontier::default(),
             insts_of: None,
             test_insts: Vec::new(),
         }
@@ -542,7 +544,7 @@ impl Machine {
     }
 
     /// The modelled clock of `vcpu` (ns since the clocks' origin): its instructions x CPI plus
-    /// its stall cycles / MLP, as in "Modelled time".
+    /// its stall cycles / MLP, as in "Modelled time", plus the idle time it was moved up by.
     pub fn clock_ns(&self, vcpu: usize) -> f64 {
         let t = &self.params.timing;
         let insts = match self.insts_of {
@@ -552,7 +554,7 @@ impl Machine {
         let (insts0, stall0) = self.clock_origin.get(vcpu).copied().unwrap_or((0, 0));
         let stall = self.clock_stall.get(vcpu).copied().unwrap_or(0);
         let cycles = insts.saturating_sub(insts0) as f64 * t.cpi + stall.saturating_sub(stall0) as f64 / t.mlp;
-        cycles / t.ghz
+        cycles / t.ghz + self.idle_ns.get(vcpu).copied().unwrap_or(0.0)
     }
 
     /// Sets every vCPU's clock to 0 (`vcpu_insts` = their instruction counts now) and forgets
@@ -564,7 +566,8 @@ impl Machine {
             .map(|v| (vcpu_insts.get(v).copied().unwrap_or(0), self.clock_stall.get(v).copied().unwrap_or(0)))
             .collect();
         self.ctrls.iter_mut().for_each(Controller::clear);
-        self.queue_shift_ns.clear();
+        self.idle_ns.clear();
+        self.frontier.clear();
     }
 
     /// One line to or from memory controller `mc`: counted, and booked into its epochs (if
@@ -577,15 +580,19 @@ impl Machine {
             return 0;
         }
         let v = self.vcpu;
-        if v >= self.queue_shift_ns.len() {
-            self.queue_shift_ns.resize(v + 1, 0.0);
+        if v >= self.idle_ns.len() {
+            self.idle_ns.resize(v + 1, 0.0);
         }
-        let now = self.clock_ns(v) + self.queue_shift_ns[v];
-        let booking = self.ctrls[mc].book(now, svc, self.params.bw.epoch_ns);
-        if booking.late {
+        let epoch = self.params.bw.epoch_ns;
+        let mut now = self.clock_ns(v);
+        let shift = self.frontier.rejoin(now, epoch);
+        if shift > 0.0 {
             self.stats.add(Ctr::QueueLate, 1);
-            self.queue_shift_ns[v] += booking.shift_ns;
+            self.stats.idle(v, shift * self.params.timing.ghz);
+            self.idle_ns[v] += shift;
+            now += shift;
         }
+        let booking = self.ctrls[mc].book(now, svc, epoch);
         if write {
             0
         } else {

@@ -172,9 +172,11 @@ pub struct Slot {
     pub mc_busy_ns: Vec<f64>,
     /// Stall cycles per cause, summed over vCPUs, before the `core.mlp` division.
     pub stall: [u64; N_CAUSE],
-    /// Per vCPU: stall cycles (before the division) and instructions.
+    /// Per vCPU: stall cycles (before the division), instructions, and idle cycles (its clock
+    /// moved up to rejoin the others: "Memory bandwidth").
     pub vcpu_stall: Vec<u64>,
     pub vcpu_insts: Vec<u64>,
+    pub vcpu_idle: Vec<f64>,
     pub pcm_line_writes: LineMap<u32>,
     pub hot_lines: LineMap<HotLine>,
     pub funcs: Vec<[u64; N_FUNC_CTR]>,
@@ -198,6 +200,7 @@ impl Slot {
             stall: [0; N_CAUSE],
             vcpu_stall: Vec::new(),
             vcpu_insts: Vec::new(),
+            vcpu_idle: Vec::new(),
             pcm_line_writes: LineMap::default(),
             hot_lines: LineMap::default(),
             funcs: vec![[0; N_FUNC_CTR]; n_funcs],
@@ -287,7 +290,7 @@ impl Slot {
         out.push(("mem.dirty_at_end".into(), dirty));
         out.push(("mem.bytes".into(), (reads + writes) * LINE_BYTES as f64));
         // Per controller (DDR ones first, then the EDCs; README "Memory bandwidth").
-        let modelled_ns = self.vcpu_cycles(p).iter().map(|v| v.2).fold(0.0, f64::max) / p.timing.ghz;
+        let modelled_ns = self.vcpu_cycles(p).iter().map(|v| v.3).fold(0.0, f64::max) / p.timing.ghz;
         let n_mc = p.mc_ddr.len() + p.mc_mcdram.len();
         for k in 0..n_mc {
             let lines = self.mc_lines.get(k).copied().unwrap_or(0) as f64;
@@ -305,15 +308,17 @@ impl Slot {
         out
     }
 
-    /// Per vCPU: (instructions, stall cycles before the division, modelled cycles).
-    pub fn vcpu_cycles(&self, p: &Params) -> Vec<(u64, u64, f64)> {
+    /// Per vCPU: (instructions, stall cycles before the division, idle cycles, modelled
+    /// cycles = instructions x CPI + stall / MLP + idle).
+    pub fn vcpu_cycles(&self, p: &Params) -> Vec<(u64, u64, f64, f64)> {
         let t = &p.timing;
-        let n = self.vcpu_insts.len().max(self.vcpu_stall.len());
+        let n = self.vcpu_insts.len().max(self.vcpu_stall.len()).max(self.vcpu_idle.len());
         (0..n)
             .map(|v| {
                 let insts = self.vcpu_insts.get(v).copied().unwrap_or(0);
                 let stall = self.vcpu_stall.get(v).copied().unwrap_or(0);
-                (insts, stall, insts as f64 * t.cpi + stall as f64 / t.mlp)
+                let idle = self.vcpu_idle.get(v).copied().unwrap_or(0.0);
+                (insts, stall, idle, insts as f64 * t.cpi + stall as f64 / t.mlp + idle)
             })
             .collect()
     }
@@ -322,9 +327,10 @@ impl Slot {
     fn time_scalars(&self, p: &Params, out: &mut Vec<(String, f64)>) {
         let t = &p.timing;
         let per_vcpu = self.vcpu_cycles(p);
-        let (mut critical, mut max_cycles, mut sum_cycles) = (0usize, 0.0f64, 0.0f64);
-        for (v, &(_, _, cycles)) in per_vcpu.iter().enumerate() {
+        let (mut critical, mut max_cycles, mut sum_cycles, mut idle) = (0usize, 0.0f64, 0.0f64, 0.0f64);
+        for (v, &(_, _, idle_cycles, cycles)) in per_vcpu.iter().enumerate() {
             sum_cycles += cycles;
+            idle += idle_cycles;
             if cycles > max_cycles {
                 (critical, max_cycles) = (v, cycles);
             }
@@ -336,7 +342,8 @@ impl Slot {
         out.push(("time.critical_vcpu".into(), critical as f64));
         out.push(("time.cycles.sum".into(), sum_cycles));
         out.push(("time.base_cycles".into(), insts * t.cpi));
-        out.push(("time.cpi".into(), if insts > 0.0 { sum_cycles / insts } else { 0.0 }));
+        out.push(("time.cpi".into(), if insts > 0.0 { (sum_cycles - idle) / insts } else { 0.0 }));
+        out.push(("time.idle".into(), idle));
         out.push(("time.stall".into(), stall as f64));
         out.push(("time.stall.effective".into(), stall as f64 / t.mlp));
         for (i, name) in CAUSE_NAMES.iter().enumerate() {
@@ -409,11 +416,12 @@ impl Slot {
         w.end_array();
 
         w.field_array("time.vcpus");
-        for (v, (insts, stall, cycles)) in self.vcpu_cycles(p).into_iter().enumerate() {
+        for (v, (insts, stall, idle, cycles)) in self.vcpu_cycles(p).into_iter().enumerate() {
             w.element_object();
             w.field_u64("vcpu", v as u64);
             w.field_u64("insts", insts);
             w.field_u64("stall_cycles", stall);
+            w.field_f64("idle_cycles", idle);
             w.field_f64("cycles", cycles);
             w.end_object();
         }
@@ -580,6 +588,17 @@ impl Stats {
             if (func as usize) < self.n_funcs {
                 slot.funcs[func as usize][FuncCtr::StallCycles as usize] += cycles;
             }
+        }
+    }
+
+    /// `vcpu`'s clock moved up by `cycles` to rejoin the others.
+    pub fn idle(&mut self, vcpu: usize, cycles: f64) {
+        for &s in &self.active {
+            let slot = &mut self.slots[s];
+            if vcpu >= slot.vcpu_idle.len() {
+                slot.vcpu_idle.resize(vcpu + 1, 0.0);
+            }
+            slot.vcpu_idle[vcpu] += cycles;
         }
     }
 

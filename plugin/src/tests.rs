@@ -967,20 +967,44 @@ fn a_write_back_takes_controller_time_but_does_not_wait() {
 }
 
 #[test]
-fn a_vcpu_far_behind_rejoins_the_others_without_a_stall() {
-    // vCPU 0 at 2000 ns books epoch 20; vCPU 1 (clock 0, idle so far) is more than 8 epochs
-    // behind: its read is taken to arrive at epoch 20 - 8 = 12 (1200 ns) and costs no
-    // queueing; its queueing clock stays moved up, so its next read, at 73 + 1200 ns, is not
-    // late but finds epoch 12 full (one 100 ns line) and waits for epoch 13: 27 ns.
+fn a_vcpu_far_behind_rejoins_the_others_idle_not_stalled() {
+    // vCPU 0 at 2000 ns books epoch 20 and sets the frontier to 2000 ns; vCPU 1 (clock 0, idle
+    // so far) is more than 8 epochs behind it: its clock moves up to 2000 - 800 = 1200 ns
+    // (1200 idle cycles at 1 GHz) and its read, in the empty epoch 12, costs no queueing. Its
+    // next read, at 1200 + 73 ns, is not late but finds epoch 12 full (one 100 ns line) and
+    // waits for epoch 13: 27 ns. Its cycles: 0 instructions + 73 + 73 + 27 stall + 1200 idle.
     let mut m = bw_machine("0.64");
     let l = lines_homed_at(&m, 3, 3);
     m.test_insts = vec![2000, 0];
     read(&mut m, 0, l[0]);
     read(&mut m, 1, l[1]);
     assert_eq!(m.lat, 77);
+    assert_eq!(m.clock_ns(1), 1200.0 + 73.0);
     read(&mut m, 1, l[2]);
+    let p = m.params.clone();
     let s = total(&mut m);
     assert_eq!((s.get(Ctr::QueueLate), s.stall[Cause::Queue as usize]), (1, 27));
+    let v: std::collections::HashMap<String, f64> = s.scalars(&p).into_iter().collect();
+    assert_eq!(v["time.idle"], 1200.0);
+    assert_eq!(s.vcpu_cycles(&p)[1], (0, 73 + 100, 1200.0, 1373.0));
+}
+
+#[test]
+fn a_backlog_is_waited_for_by_every_vcpu_not_forgiven() {
+    // 0.64 GB/s: one line per 100 ns epoch; core.mlp 10000, so vCPU 0's clock stays below
+    // 1 ns while it reads 12 lines back to back: they fill epochs 0..11 (the backlog). vCPU 1,
+    // at clock 0, then reads: the frontier is the vCPUs' clocks (< 1 ns), not the backlog's
+    // epochs, so it is not late, and it waits for epoch 12: 1200 ns.
+    let mut m = bw_machine("0.64");
+    m.params.timing.mlp = 10000.0;
+    let l = lines_homed_at(&m, 3, 13);
+    for &line in &l[..12] {
+        read(&mut m, 0, line);
+    }
+    assert!(m.clock_ns(0) < 1.0, "{}", m.clock_ns(0));
+    read(&mut m, 1, l[12]);
+    assert_eq!(m.lat, 77 + 1200);
+    assert_eq!(total(&mut m).get(Ctr::QueueLate), 0);
 }
 
 // ---- Presets that match their chips: the LLC slice at the home, MOESIF's O state, the home
@@ -1275,3 +1299,4 @@ fn private_l2_hit_costs_its_own_latency_until_a_sibling_store_takes_the_line() {
     assert_eq!((m.lat, stall, cause), (10, 6, Some(Cause::L2Hit)));
     assert_eq!(total(&mut m).get(Ctr::Pl2Hits), 1);
 }
+
