@@ -139,7 +139,9 @@ def read_series(layer: str) -> list[PatchFile]:
             continue
         if len(words) > 1 and words[1:] != ["-p1"]:
             raise LabError(f"{series}:{number}: only '-p1' patches are supported, got '{line}'")
-        patch = folder / words[0]
+        # A line may name another variant's patch ("../finerlru/0001-...patch"): kept
+        # normalised so that records name the file where it lives.
+        patch = Path(os.path.normpath(folder / words[0]))
         if not patch.is_file():
             raise LabError(f"{series}:{number}: patch file {patch.name} does not exist")
         patches.append(PatchFile(patch, sha256_file(patch)))

@@ -90,3 +90,17 @@ def test_config_options_that_kconfig_dropped_are_listed():
     final = "CONFIG_A=y\nCONFIG_B=y\nCONFIG_C=64\n"
     assert kernel.dropped_options(wanted, final) == ["CONFIG_B=n", "CONFIG_C=256"]
     assert kernel.dropped_options({"CONFIG_D": "n"}, "") == []
+
+
+def test_a_series_may_name_another_variants_patches():
+    # finerlru-shared-size (issue #13 F3, measurement only) lists finerlru's patches by
+    # relative path and adds one; its config is a link to finerlru's.
+    assert "finerlru-shared-size" in kernel.variants()
+    own = kernel.read_series("finerlru")
+    measured = kernel.read_series("finerlru-shared-size")
+    assert measured[:-1] == own
+    assert measured[-1].path.parent == kernel.KERNEL_PATCHES / "finerlru-shared-size"
+    assert "MEASUREMENT-ONLY" in measured[-1].path.name
+    shared, finer = (kernel.config_files(kernel.KernelRequest(v, "x86_64"))[-1]
+                     for v in ("finerlru-shared-size", "finerlru"))
+    assert shared.read_text() == finer.read_text()
