@@ -136,7 +136,7 @@ struct opts {
 static struct opts o = {
 	.dir = "/tmp", .workers = 0, .duration = 30, .anon = 1 * MIB,
 	.file_size = 1 * MIB, .fanout = 4, .depth = 2, .exec = 1, .hog = 0,
-	.zram = 0, .memcg = 0, .compact = 1.0, .shared = 0, .shared_pages = 64,
+	.zram = 0, .memcg = 0, .compact = 1.0, .shared = 0, .shared_pages = 256,
 	.seed = 1,
 };
 
@@ -854,7 +854,7 @@ static void usage(FILE *f)
 "                   joins the cgroup first)\n"
 "  --shared-pages N pages of it each worker reads per round before it\n"
 "                   forks (a window moving round by round; the children\n"
-"                   inherit the mappings and check 8 of them) (default 64)\n"
+"                   inherit the mappings and check 8 of them) (default 256)\n"
 "  --seed N         random seed (default 1)\n"
 "Sizes take K/M/G suffixes.  Prints 'MANYLAB-RESULT {json}'; exit status\n"
 "1 on any mismatch, failed or signaled child.\n");

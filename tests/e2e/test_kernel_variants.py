@@ -178,9 +178,10 @@ args = {{ script = {json.dumps(script)} }}
         # L3: reclaim's try-lock walkers (folio_referenced()) met the tree of --shared (folios
         # mapped by a worker and its children, a tree every fork and exit logs into) with updates
         # queued and the write try-lock taken, and took 0005's fallback: walked past queued
-        # inserts (walk_stale) or gave up on a queued removal (walk_contended)
+        # inserts (walk_stale) or gave up on a queued removal (walk_contended). Which of the two
+        # depends on whether a fork or an exit is waiting on the tree lock at the time: either
+        # may be 0 in a run (kernel-patches/ldu/README.md, "Measured (session 7)")
         assert stats[mode]["walk_stale"] + stats[mode]["walk_contended"] > 0, stats[mode]
-    assert stats["global"]["walk_stale"] + stats["percpu"]["walk_stale"] > 0, stats
 
 
 def test_ldu_keeps_the_rmap_walk_order(tmp_path):
