@@ -103,6 +103,8 @@ REGISTRY: dict[str, Workload] = {w.name: w for w in (
                       "anon_vma tree that every fork logs into); K/M/G suffix allowed"),
         "shared_pages": Arg(int, doc="pages of the shared region each worker reads per round "
                             "before it forks (its children inherit the mappings)"),
+        "shared_holders": Arg(int, doc="idle processes mapping the shared region from the start "
+                              "(longer rmap walks of its tree)"),
         "seed": Arg(int),
     }),
     Workload("ldustress", "rmap walk-order stress: fork and mremap page-table copies racing "

@@ -30,7 +30,8 @@
  *     exit logs its chains; each worker reads a window of it before it
  *     forks (its children inherit those mappings and check some pages), so
  *     that reclaim walks folios mapped by many processes in that one busy
- *     tree (LDU: try-lock rmap walkers meet queued updates);
+ *     tree (LDU: try-lock rmap walkers meet queued updates); --shared-holders
+ *     idle processes map it from the start and make those walks longer;
  *   - a compaction trigger writing 1 to /proc/sys/vm/compact_memory
  *     (page migration walks the reverse maps too).
  *
@@ -130,6 +131,7 @@ struct opts {
 	double compact;
 	size_t shared;
 	int shared_pages;
+	int shared_holders;
 	unsigned seed;
 };
 
@@ -855,6 +857,8 @@ static void usage(FILE *f)
 "  --shared-pages N pages of it each worker reads per round before it\n"
 "                   forks (a window moving round by round; the children\n"
 "                   inherit the mappings and check 8 of them) (default 256)\n"
+"  --shared-holders N  idle processes that map it from the start, so that\n"
+"                   rmap walks of its tree visit N more vmas (default 0)\n"
 "  --seed N         random seed (default 1)\n"
 "Sizes take K/M/G suffixes.  Prints 'MANYLAB-RESULT {json}'; exit status\n"
 "1 on any mismatch, failed or signaled child.\n");
@@ -870,11 +874,13 @@ int main(int argc, char **argv)
 		{ "no-exec", 0, 0, 'E' }, { "hog", 1, 0, 'H' },
 		{ "zram", 1, 0, 'z' }, { "memcg", 1, 0, 'm' },
 		{ "compact", 1, 0, 'c' }, { "shared", 1, 0, 'S' },
-		{ "shared-pages", 1, 0, 'P' }, { "seed", 1, 0, 's' },
+		{ "shared-pages", 1, 0, 'P' }, { "shared-holders", 1, 0, 'O' },
+		{ "seed", 1, 0, 's' },
 		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct sigaction sa = { .sa_handler = bus_handler };
-	pid_t wp[MAX_WORKERS], hog_pid = 0, comp_pid = 0;
+	pid_t wp[MAX_WORKERS], hp[MAX_WORKERS], hog_pid = 0, comp_pid = 0;
+	int holders = 0;
 	struct wstats tot = { 0 };
 	int zram_on, memcg_on, bad = 0, c, first_fail = 0, first_signal = 0;
 	double t0, t1;
@@ -907,6 +913,7 @@ int main(int argc, char **argv)
 		case 'c': o.compact = atof(optarg); break;
 		case 'S': o.shared = manylab_size_arg("forkstress", "--shared", optarg); break;
 		case 'P': o.shared_pages = atoi(optarg); break;
+		case 'O': o.shared_holders = atoi(optarg); break;
 		case 's': o.seed = strtoul(optarg, 0, 10); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -927,6 +934,8 @@ int main(int argc, char **argv)
 	o.shared = (o.shared + pagesz - 1) & ~(pagesz - 1);
 	if (o.shared && (size_t)o.shared_pages > o.shared / pagesz)
 		o.shared_pages = o.shared / pagesz;
+	if (o.shared_holders < 0 || o.shared_holders > MAX_WORKERS)
+		die("--shared-holders must be 0..%d", MAX_WORKERS);
 	o.anon = (o.anon + pagesz - 1) & ~(pagesz - 1);
 	if (o.anon < 4 * pagesz)
 		o.anon = 4 * pagesz;
@@ -967,6 +976,23 @@ int main(int argc, char **argv)
 		fill(shared_anon, o.shared, 4000, 1, 0);
 	}
 
+	/*
+	 * Idle processes mapping the region from the start: their chains come
+	 * first in its tree, so every rmap walk of a page that a later process
+	 * maps visits them all (longer reader holds of the tree's lock).
+	 */
+	for (int h = 0; shared_anon && h < o.shared_holders; h++) {
+		hp[h] = fork();
+		if (hp[h] < 0)
+			die("fork: %s", strerror(errno));
+		if (hp[h] == 0) {
+			while (!*stop_flag)
+				usleep(100000);
+			_exit(0);
+		}
+		holders++;
+	}
+
 	t0 = manylab_now();
 	manylab_roi_begin(0);
 	if (o.hog) {
@@ -997,6 +1023,8 @@ int main(int argc, char **argv)
 		}
 	}
 	*stop_flag = 1;
+	for (int h = 0; h < holders; h++)
+		waitpid(hp[h], NULL, 0);
 	if (hog_pid > 0)
 		waitpid(hog_pid, NULL, 0);
 	if (comp_pid > 0)
@@ -1038,7 +1066,8 @@ int main(int argc, char **argv)
 	       "\"anon_bytes\": %zu, \"file_bytes\": %zu, \"fanout\": %d, "
 	       "\"depth\": %d, \"exec\": %s, \"hog_bytes\": %zu, "
 	       "\"zram_bytes\": %zu, \"memcg_bytes\": %zu, \"compact_s\": %g, "
-	       "\"shared_bytes\": %zu, \"shared_pages\": %d, \"seed\": %u}, "
+	       "\"shared_bytes\": %zu, \"shared_pages\": %d, "
+	       "\"shared_holders\": %d, \"seed\": %u}, "
 	       "\"swap_active\": %s, \"memcg_active\": %s, "
 	       "\"elapsed_s\": %.3f, "
 	       "\"counts\": {\"rounds\": %" PRIu64 ", \"forks\": %" PRIu64
@@ -1053,7 +1082,7 @@ int main(int argc, char **argv)
 	       "\"verified\": %s}\n",
 	       o.workers, o.duration, o.anon, o.file_size, o.fanout, o.depth,
 	       o.exec ? "true" : "false", o.hog, o.zram, o.memcg, o.compact,
-	       o.shared, o.shared_pages, o.seed,
+	       o.shared, o.shared_pages, o.shared_holders, o.seed,
 	       zram_on ? "true" : "false", memcg_on ? "true" : "false",
 	       t1 - t0, tot.rounds, tot.forks, tot.execs, tot.children_ok,
 	       tot.children_failed, tot.children_signaled,

@@ -130,7 +130,8 @@ def test_ldu_under_lockdep_and_kfence(tmp_path):
     script = (LOCKDEP_LIVE + "; echo MANYLAB-RESULT "
               '{\\"mode\\": \\"$(cat /sys/kernel/mm/ldu/mode)\\"}; '
               "forkstress --dir $MANYLAB_WORKDIR --duration 20 --workers 8 "
-              "--zram 64M --memcg 96M --hog 64M --shared 16M --shared-pages 256; rc=$?; "
+              "--zram 64M --memcg 96M --hog 64M --shared 16M --shared-pages 256 "
+              "--shared-holders 128; rc=$?; "
               + LDU_STATS + "; " + LDU_IDLE
               + "; exit $rc")
     runs = run_study(tmp_path, "ldu-safety", f"""
