@@ -99,6 +99,12 @@ REGISTRY: dict[str, Workload] = {w.name: w for w in (
         "workers": Arg(int), "duration": Arg(int), "anon": SIZE_ARG, "file_size": SIZE_ARG,
         "fanout": Arg(int), "depth": Arg(int), "exec": Arg(bool), "no_exec": Arg(bool),
         "hog": SIZE_ARG, "zram": SIZE_ARG, "memcg": SIZE_ARG, "compact": Arg(int),
+        "shared": Arg((str, int), doc="COW-shared anonymous region every process maps (one "
+                      "anon_vma tree that every fork logs into); K/M/G suffix allowed"),
+        "shared_pages": Arg(int, doc="pages of the shared region each worker reads per round "
+                            "before it forks (its children inherit the mappings)"),
+        "shared_holders": Arg(int, doc="idle processes mapping the shared region from the start "
+                              "(longer rmap walks of its tree)"),
         "seed": Arg(int),
     }),
     Workload("ldustress", "rmap walk-order stress: fork and mremap page-table copies racing "

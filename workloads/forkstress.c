@@ -24,6 +24,14 @@
  *     free, with zram swap set up by this program (--zram), so that
  *     reclaim walks the reverse maps of all of the above;
  *   - optionally the workers inside a cgroup v2 memory cgroup (--memcg);
+ *   - optionally a shared anonymous region (--shared) that the main process
+ *     fills before it forks anything, so that every process of the run maps
+ *     it COW-shared under one root anon_vma, into whose tree every fork and
+ *     exit logs its chains; each worker reads a window of it before it
+ *     forks (its children inherit those mappings and check some pages), so
+ *     that reclaim walks folios mapped by many processes in that one busy
+ *     tree (LDU: try-lock rmap walkers meet queued updates); --shared-holders
+ *     idle processes map it from the start and make those walks longer;
  *   - a compaction trigger writing 1 to /proc/sys/vm/compact_memory
  *     (page migration walks the reverse maps too).
  *
@@ -77,6 +85,7 @@ enum fail {
 	F_SIGBUS = 19,		/* SIGBUS missing or unexpected */
 	F_TRUNC = 20,		/* data wrong after truncate/extend */
 	F_SYSCALL = 21,		/* a system call failed unexpectedly */
+	F_SHARED_ANON = 22,	/* the --shared region's pattern wrong */
 };
 
 static const char *fail_name(int code)
@@ -93,6 +102,7 @@ static const char *fail_name(int code)
 	case F_SIGBUS: return "sigbus";
 	case F_TRUNC: return "truncate";
 	case F_SYSCALL: return "syscall";
+	case F_SHARED_ANON: return "shared_anon";
 	default: return "other";
 	}
 }
@@ -119,13 +129,17 @@ struct opts {
 	size_t zram;
 	size_t memcg;
 	double compact;
+	size_t shared;
+	int shared_pages;
+	int shared_holders;
 	unsigned seed;
 };
 
 static struct opts o = {
 	.dir = "/tmp", .workers = 0, .duration = 30, .anon = 1 * MIB,
 	.file_size = 1 * MIB, .fanout = 4, .depth = 2, .exec = 1, .hog = 0,
-	.zram = 0, .memcg = 0, .compact = 1.0, .seed = 1,
+	.zram = 0, .memcg = 0, .compact = 1.0, .shared = 0, .shared_pages = 256,
+	.seed = 1,
 };
 
 static size_t pagesz;
@@ -133,6 +147,7 @@ static char shared_path[4096];
 static char self_exe[4096];
 static struct wstats *stats;
 static volatile int *stop_flag;
+static char *shared_anon;	/* --shared: mapped by main, never written after */
 
 static void die(const char *fmt, ...)
 {
@@ -232,6 +247,52 @@ static int check_own_pages(const char *map, int w, uint64_t gen)
 	return 1;
 }
 
+/* ---- the --shared region: tagged (4000, 1), read-only after main's fill ---- */
+
+#define SHARED_SAMPLE 8	/* pages of the window a child checks */
+
+/* Page i of the window every worker reads in round gen (--shared-pages long). */
+static size_t shared_page(uint64_t gen, size_t i)
+{
+	size_t n = o.shared / pagesz;
+
+	return ((gen - 1) * o.shared_pages + i) % n;
+}
+
+static int check_shared_page(size_t p)
+{
+	return check(shared_anon + p * pagesz, pagesz, 4000, 1, p * pagesz);
+}
+
+/*
+ * A worker reads the round's window before it forks, so that its children
+ * and grandchildren inherit those mappings: reclaim then walks folios
+ * mapped by many processes, in a tree that their forks and exits update.
+ */
+static int check_shared_window(uint64_t gen)
+{
+	if (!shared_anon)
+		return 1;
+	for (size_t i = 0; i < (size_t)o.shared_pages; i++)
+		if (!check_shared_page(shared_page(gen, i)))
+			return 0;
+	return 1;
+}
+
+/* A child checks SHARED_SAMPLE pages of the window, picked by its tag. */
+static int check_shared_sample(uint64_t tag, uint64_t gen)
+{
+	if (!shared_anon)
+		return 1;
+	for (int i = 0; i < SHARED_SAMPLE; i++) {
+		uint64_t x = pat(tag, gen, (uint64_t)i << 3);
+
+		if (!check_shared_page(shared_page(gen, x % o.shared_pages)))
+			return 0;
+	}
+	return 1;
+}
+
 /* ---- what a forked child checks ---- */
 
 struct childctx {
@@ -249,6 +310,10 @@ static int child_checks(struct childctx *c, uint64_t tag)
 	size_t half = (o.anon / 2) & ~(pagesz - 1);
 	int fd, rc;
 	char *m, *p, *q;
+
+	/* 0. the --shared window the worker mapped before it forked us */
+	if (!check_shared_sample(tag, c->gen))
+		return F_SHARED_ANON;
 
 	/* 1. inherited anonymous memory, COW-shared with the parent */
 	if (!check(c->anon, o.anon, c->w, c->gen, 0))
@@ -551,6 +616,10 @@ static void worker(int w)
 			break;
 		}
 		write_own_pages(fmap, w, gen);
+		if (!check_shared_window(gen)) {
+			st->parent_mismatch++;
+			note_fail(st, F_SHARED_ANON);
+		}
 
 		for (int i = 0; i < o.fanout && i < 64; i++) {
 			int do_exec = o.exec && (rand() % 4 == 0);
@@ -781,6 +850,15 @@ static void usage(FILE *f)
 "  --memcg SIZE     run workers and hog in a cgroup with memory.max SIZE\n"
 "  --compact S      write /proc/sys/vm/compact_memory every S s (0 = off,\n"
 "                   default 1)\n"
+"  --shared SIZE    anonymous region filled by the main process before it\n"
+"                   forks: every process maps it COW-shared (one anon_vma\n"
+"                   tree) (default 0 = none; with --memcg the main process\n"
+"                   joins the cgroup first)\n"
+"  --shared-pages N pages of it each worker reads per round before it\n"
+"                   forks (a window moving round by round; the children\n"
+"                   inherit the mappings and check 8 of them) (default 256)\n"
+"  --shared-holders N  idle processes that map it from the start, so that\n"
+"                   rmap walks of its tree visit N more vmas (default 0)\n"
 "  --seed N         random seed (default 1)\n"
 "Sizes take K/M/G suffixes.  Prints 'MANYLAB-RESULT {json}'; exit status\n"
 "1 on any mismatch, failed or signaled child.\n");
@@ -795,11 +873,14 @@ int main(int argc, char **argv)
 		{ "depth", 1, 0, 'D' }, { "exec", 0, 0, 'e' },
 		{ "no-exec", 0, 0, 'E' }, { "hog", 1, 0, 'H' },
 		{ "zram", 1, 0, 'z' }, { "memcg", 1, 0, 'm' },
-		{ "compact", 1, 0, 'c' }, { "seed", 1, 0, 's' },
+		{ "compact", 1, 0, 'c' }, { "shared", 1, 0, 'S' },
+		{ "shared-pages", 1, 0, 'P' }, { "shared-holders", 1, 0, 'O' },
+		{ "seed", 1, 0, 's' },
 		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct sigaction sa = { .sa_handler = bus_handler };
-	pid_t wp[MAX_WORKERS], hog_pid = 0, comp_pid = 0;
+	pid_t wp[MAX_WORKERS], hp[MAX_WORKERS], hog_pid = 0, comp_pid = 0;
+	int holders = 0;
 	struct wstats tot = { 0 };
 	int zram_on, memcg_on, bad = 0, c, first_fail = 0, first_signal = 0;
 	double t0, t1;
@@ -830,6 +911,9 @@ int main(int argc, char **argv)
 		case 'z': o.zram = manylab_size_arg("forkstress", "--zram", optarg); break;
 		case 'm': o.memcg = manylab_size_arg("forkstress", "--memcg", optarg); break;
 		case 'c': o.compact = atof(optarg); break;
+		case 'S': o.shared = manylab_size_arg("forkstress", "--shared", optarg); break;
+		case 'P': o.shared_pages = atoi(optarg); break;
+		case 'O': o.shared_holders = atoi(optarg); break;
 		case 's': o.seed = strtoul(optarg, 0, 10); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -845,6 +929,13 @@ int main(int argc, char **argv)
 		o.workers = MAX_WORKERS;
 	if (o.fanout < 1 || o.fanout > 64 || o.depth < 1)
 		die("--fanout must be 1..64 and --depth >= 1");
+	if (o.shared_pages < 1)
+		die("--shared-pages must be >= 1");
+	o.shared = (o.shared + pagesz - 1) & ~(pagesz - 1);
+	if (o.shared && (size_t)o.shared_pages > o.shared / pagesz)
+		o.shared_pages = o.shared / pagesz;
+	if (o.shared_holders < 0 || o.shared_holders > MAX_WORKERS)
+		die("--shared-holders must be 0..%d", MAX_WORKERS);
 	o.anon = (o.anon + pagesz - 1) & ~(pagesz - 1);
 	if (o.anon < 4 * pagesz)
 		o.anon = 4 * pagesz;
@@ -872,6 +963,35 @@ int main(int argc, char **argv)
 	stop_flag = (volatile int *)((char *)stats + sizeof(*stats) * o.workers);
 	zram_on = setup_zram();
 	memcg_on = setup_memcg();
+	if (o.shared) {
+		/* charged to the cgroup, so that its reclaim walks these pages */
+		if (memcg_on)
+			cg_join();
+		shared_anon = mmap(NULL, o.shared, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (shared_anon == MAP_FAILED)
+			die("mmap shared: %s", strerror(errno));
+		/* base pages: one rmap walk per page, not per THP */
+		madvise(shared_anon, o.shared, MADV_NOHUGEPAGE);
+		fill(shared_anon, o.shared, 4000, 1, 0);
+	}
+
+	/*
+	 * Idle processes mapping the region from the start: their chains come
+	 * first in its tree, so every rmap walk of a page that a later process
+	 * maps visits them all (longer reader holds of the tree's lock).
+	 */
+	for (int h = 0; shared_anon && h < o.shared_holders; h++) {
+		hp[h] = fork();
+		if (hp[h] < 0)
+			die("fork: %s", strerror(errno));
+		if (hp[h] == 0) {
+			while (!*stop_flag)
+				usleep(100000);
+			_exit(0);
+		}
+		holders++;
+	}
 
 	t0 = manylab_now();
 	manylab_roi_begin(0);
@@ -903,6 +1023,8 @@ int main(int argc, char **argv)
 		}
 	}
 	*stop_flag = 1;
+	for (int h = 0; h < holders; h++)
+		waitpid(hp[h], NULL, 0);
 	if (hog_pid > 0)
 		waitpid(hog_pid, NULL, 0);
 	if (comp_pid > 0)
@@ -944,7 +1066,8 @@ int main(int argc, char **argv)
 	       "\"anon_bytes\": %zu, \"file_bytes\": %zu, \"fanout\": %d, "
 	       "\"depth\": %d, \"exec\": %s, \"hog_bytes\": %zu, "
 	       "\"zram_bytes\": %zu, \"memcg_bytes\": %zu, \"compact_s\": %g, "
-	       "\"seed\": %u}, "
+	       "\"shared_bytes\": %zu, \"shared_pages\": %d, "
+	       "\"shared_holders\": %d, \"seed\": %u}, "
 	       "\"swap_active\": %s, \"memcg_active\": %s, "
 	       "\"elapsed_s\": %.3f, "
 	       "\"counts\": {\"rounds\": %" PRIu64 ", \"forks\": %" PRIu64
@@ -959,7 +1082,8 @@ int main(int argc, char **argv)
 	       "\"verified\": %s}\n",
 	       o.workers, o.duration, o.anon, o.file_size, o.fanout, o.depth,
 	       o.exec ? "true" : "false", o.hog, o.zram, o.memcg, o.compact,
-	       o.seed, zram_on ? "true" : "false", memcg_on ? "true" : "false",
+	       o.shared, o.shared_pages, o.shared_holders, o.seed,
+	       zram_on ? "true" : "false", memcg_on ? "true" : "false",
 	       t1 - t0, tot.rounds, tot.forks, tot.execs, tot.children_ok,
 	       tot.children_failed, tot.children_signaled,
 	       tot.parent_mismatch, tot.splits, tot.remaps, tot.truncates,
