@@ -8,15 +8,20 @@ rest up to the guest's exit (on the region's core type: gem5 cannot switch Ruby 
 atomic_noncaching). roi.json records the ticks and the block of the region.
 """
 
+from __future__ import annotations
+
 import argparse
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import m5
-
 from gem5.simulate.exit_event import ExitEvent
 from gem5.simulate.simulator import Simulator
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -35,12 +40,12 @@ switchable = system["boot_cpu"] != system["roi_cpu"]
 roi = {"stats_block": 1, "begin_tick": None, "end_tick": None, "roi_cpu": system["roi_cpu"]}
 
 
-def write_roi():
+def write_roi() -> None:
     with open(os.path.join(m5.options.outdir, "roi.json"), "w") as out:
         json.dump(roi, out, indent=1)
 
 
-def on_work_begin():
+def on_work_begin() -> Generator[bool, None, None]:
     while True:
         if roi["begin_tick"] is None:
             roi["begin_tick"] = m5.curTick()
@@ -52,7 +57,7 @@ def on_work_begin():
         yield False
 
 
-def on_work_end():
+def on_work_end() -> Generator[bool, None, None]:
     while True:
         if roi["begin_tick"] is not None and roi["end_tick"] is None:
             roi["end_tick"] = m5.curTick()

@@ -1,6 +1,10 @@
 """The x86 full-system board of one point: the lab's kernel and root image, the run's script
 through gem5's readfile, caches on the preset's mesh, the point's memory regions."""
 
+from __future__ import annotations
+
+from typing import Any
+
 from gem5.components.boards.x86_board import X86Board
 from gem5.resources.resource import DiskImageResource, KernelResource
 
@@ -9,7 +13,7 @@ from .memory import RegionMemory
 from .processor import make_processor
 
 
-def make_board(system):
+def make_board(system: dict[str, Any]) -> X86Board:
     board = X86Board(
         clk_freq=system["clock"],
         processor=make_processor(system),

@@ -1,12 +1,9 @@
 """MESI_Two_Level Ruby caches on the preset's mesh: each core's L1 at its tile, the shared L2
 banks on their tiles, one directory per memory channel at its controller."""
 
-from m5.objects import (
-    DMASequencer,
-    RubyPortProxy,
-    RubySequencer,
-    RubySystem,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from gem5.coherence_protocol import CoherenceProtocol
 from gem5.components.cachehierarchies.ruby.abstract_ruby_cache_hierarchy import (
@@ -26,16 +23,25 @@ from gem5.components.cachehierarchies.ruby.caches.mesi_two_level.l2_cache import
 )
 from gem5.isas import ISA
 from gem5.utils.requires import requires
+from m5.objects import (
+    DMASequencer,
+    RubyPortProxy,
+    RubySequencer,
+    RubySystem,
+)
 
 from .mesh_network import MeshNetwork
 
+if TYPE_CHECKING:
+    from gem5.components.boards.abstract_board import AbstractBoard
+
 
 class MeshMESITwoLevel(AbstractRubyCacheHierarchy):
-    def __init__(self, system):
+    def __init__(self, system: dict[str, Any]) -> None:
         super().__init__()
         self._system = system
 
-    def incorporate_cache(self, board):
+    def incorporate_cache(self, board: AbstractBoard) -> None:
         requires(coherence_protocol_required=CoherenceProtocol.MESI_TWO_LEVEL)
         desc = self._system
         line = board.get_cache_line_size()
@@ -99,8 +105,9 @@ class MeshMESITwoLevel(AbstractRubyCacheHierarchy):
             for router in region["channels"][: region["channels_used"]]
         ]
         self._directory_controllers = []
+        # RegionMemory has one port per used channel, in this same region order.
         for (mem_range, port), router in zip(
-            board.get_mem_ports(), channel_routers
+            board.get_mem_ports(), channel_routers, strict=True
         ):
             directory = Directory(network, line, mem_range, port)
             directory.ruby_system = self.ruby_system

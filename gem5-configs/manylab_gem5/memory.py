@@ -2,8 +2,12 @@
 its device's channels (interleaved), DDR4 for DRAM, HBM for MCDRAM, an NVM interface with the
 preset's PCM latencies for PCM."""
 
-import math
+from __future__ import annotations
 
+import math
+from typing import TYPE_CHECKING, Any
+
+from gem5.components.memory.abstract_memory_system import AbstractMemorySystem
 from m5.objects import (
     AddrRange,
     DDR4_2400_8x8,
@@ -12,10 +16,12 @@ from m5.objects import (
     NVMInterface,
 )
 
-from gem5.components.memory.abstract_memory_system import AbstractMemorySystem
+if TYPE_CHECKING:
+    from gem5.components.boards.abstract_board import AbstractBoard
+    from m5.objects import Port
 
 
-def pcm_interface(region):
+def pcm_interface(region: dict[str, Any]) -> NVMInterface:
     """gem5's NVM interface with the digest's PCM read and write latencies (Table 1)."""
     return NVMInterface(
         tREAD=f"{region['read_ns']}ns",
@@ -46,7 +52,7 @@ INTERFACES = {
 
 
 class RegionMemory(AbstractMemorySystem):
-    def __init__(self, memory):
+    def __init__(self, memory: dict[str, Any]) -> None:
         super().__init__()
         self._memory = memory
         self._size = memory["size"]
@@ -58,19 +64,19 @@ class RegionMemory(AbstractMemorySystem):
                 controllers.append(MemCtrl(dram=iface))
         self.mem_ctrl = controllers
 
-    def incorporate_memory(self, board):
+    def incorporate_memory(self, board: AbstractBoard) -> None:
         pass
 
-    def get_mem_ports(self):
+    def get_mem_ports(self) -> list[tuple[AddrRange, Port]]:
         return [(ctrl.dram.range, ctrl.port) for ctrl in self.mem_ctrl]
 
-    def get_memory_controllers(self):
+    def get_memory_controllers(self) -> list[MemCtrl]:
         return list(self.mem_ctrl)
 
-    def get_size(self):
+    def get_size(self) -> int:
         return self._size
 
-    def set_memory_range(self, ranges):
+    def set_memory_range(self, ranges: list[AddrRange]) -> None:
         if len(ranges) != 1 or ranges[0].size() != self._size:
             raise ValueError("RegionMemory needs one range of the memory's size")
         base = ranges[0].start

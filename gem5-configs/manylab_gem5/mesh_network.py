@@ -2,6 +2,10 @@
 neighbours, memory-controller stops outside the grid, controllers attached where the
 description puts them. Link weights make gem5's table routing dimension-ordered."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from m5.objects import (
     GarnetExtLink,
     GarnetIntLink,
@@ -10,6 +14,9 @@ from m5.objects import (
     GarnetRouter,
 )
 
+if TYPE_CHECKING:
+    from m5.objects import RubyController, RubySystem
+
 # Table routing takes, at each router, the lowest-weight output on a shortest path; giving
 # the first dimension weight 1 and the other 2 routes the first dimension first.
 WEIGHTS = {"YX": {"y": 1, "x": 2}, "XY": {"x": 1, "y": 2}}
@@ -17,7 +24,7 @@ PORTS = {"x": ("East", "West"), "y": ("South", "North")}
 
 
 class MeshNetwork(GarnetNetwork):
-    def __init__(self, ruby_system, mesh):
+    def __init__(self, ruby_system: RubySystem, mesh: dict[str, Any]) -> None:
         super().__init__()
         self.ruby_system = ruby_system
         self.number_of_virtual_networks = 3
@@ -27,7 +34,7 @@ class MeshNetwork(GarnetNetwork):
         self.routing_algorithm = 0
         self._mesh = mesh
 
-    def connect(self, placed):
+    def connect(self, placed: list[tuple[RubyController, int]]) -> None:
         """`placed`: (controller, router id) pairs."""
         mesh = self._mesh
         latency = mesh["router_latency"]

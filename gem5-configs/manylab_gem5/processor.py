@@ -1,6 +1,10 @@
 """The cores: one gem5 core per vCPU, booting on a fast core type and switching to the
 detailed one for the region of interest (or one type throughout)."""
 
+from __future__ import annotations
+
+from typing import Any
+
 from gem5.components.processors.cpu_types import CPUTypes
 from gem5.components.processors.simple_processor import SimpleProcessor
 from gem5.components.processors.simple_switchable_processor import (
@@ -11,7 +15,7 @@ from gem5.isas import ISA
 CPU_TYPES = {"atomic": CPUTypes.ATOMIC, "timing": CPUTypes.TIMING, "o3": CPUTypes.O3}
 
 
-def make_processor(system):
+def make_processor(system: dict[str, Any]) -> SimpleProcessor | SimpleSwitchableProcessor:
     boot = CPU_TYPES[system["boot_cpu"]]
     roi = CPU_TYPES[system["roi_cpu"]]
     if boot == roi:
