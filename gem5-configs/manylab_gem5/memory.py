@@ -1,6 +1,7 @@
 """The point's memory: one region per NUMA node of the spec, in address order, each made of
-its device's channels (interleaved), DDR4 for DRAM, HBM for MCDRAM, an NVM interface with the
-preset's PCM latencies for PCM."""
+its device's channels (interleaved), DDR4 for DRAM, HBM for MCDRAM, and for PCM gem5's NVM
+DIMM (NVM_2400_1x64: its bus turnaround and rank switch times) with the preset's PCM latencies;
+a MemCtrl drives either kind of interface."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from m5.objects import (
     DDR4_2400_8x8,
     HBM_1000_4H_1x128,
     MemCtrl,
+    NVM_2400_1x64,
     NVMInterface,
 )
 
@@ -22,26 +24,8 @@ if TYPE_CHECKING:
 
 
 def pcm_interface(region: dict[str, Any]) -> NVMInterface:
-    """gem5's NVM interface with the digest's PCM read and write latencies (Table 1)."""
-    return NVMInterface(
-        tREAD=f"{region['read_ns']}ns",
-        tWRITE=f"{region['write_ns']}ns",
-        tSEND="14.16ns",
-        tBURST="3.332ns",
-        tCK="0.833ns",
-        device_size="512GiB",
-        device_bus_width=64,
-        devices_per_rank=1,
-        ranks_per_channel=1,
-        banks_per_rank=16,
-        burst_length=8,
-        device_rowbuffer_size="256B",
-        write_buffer_size=128,
-        read_buffer_size=64,
-        max_pending_writes=128,
-        max_pending_reads=64,
-        two_cycle_rdwr=True,
-    )
+    """gem5's NVM DIMM with the digest's PCM read and write latencies (Table 1)."""
+    return NVM_2400_1x64(tREAD=f"{region['read_ns']}ns", tWRITE=f"{region['write_ns']}ns")
 
 
 INTERFACES = {
