@@ -58,6 +58,17 @@ FINERLRU_GAIN = (
 )
 FINERLRU_GAIN_THREADS = (64, 128, 256)  # where the KNL range was measured
 
+# Finer-LRU on four many-cores (KIPS 2025): the direction of the write-throughput change per
+# chip, by the lab's preset of that chip ("gain" or "none"; the paper gives no percentages).
+FINERLRU_CHIPS_PAPER = "Finer-LRU on other many-cores, KIPS 2025"
+FINERLRU_CHIP_DIRECTION = {
+    "knl-64": ("gain", "gains on KNL"),
+    "icelake-32": ("gain", "gains on the Icelake Xeon; Intel parts lose throughput at the "
+                           "maximum thread count"),
+    "altra-80": ("gain", "gains on Altra, which plateaus without the drop"),
+    "epyc2-64": ("none", "no change at any factor on EPYC2, saturating near 32 threads"),
+}
+
 # Share of folio_add_lru time waiting on the LRU lock with FinerLRU (percent, upper bounds).
 FINERLRU_LOCK_WAIT = (
     Published(FINERLRU_PAPER, "Xeon Phi 7210 KNL, 256 threads", "lock_wait_pct", 0, 20),

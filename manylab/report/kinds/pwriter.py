@@ -21,9 +21,14 @@ from manylab.report.kinds.common import (
     writers_view,
 )
 from manylab.report.model import Context, Section, Table
-from manylab.report.published import FINERLRU_GAIN, FINERLRU_GAIN_THREADS
+from manylab.report.published import (
+    FINERLRU_CHIP_DIRECTION,
+    FINERLRU_CHIPS_PAPER,
+    FINERLRU_GAIN,
+    FINERLRU_GAIN_THREADS,
+)
 from manylab.report.records import Record, ok_records
-from manylab.report.stats import aggregate, sorted_values
+from manylab.report.stats import aggregate, sort_key, sorted_values
 
 WRITE, READ = "result.write.aggregate_mib_s", "result.read.aggregate_mib_s"
 # Per phase: the bytes it moved, its ROI phase's modelled time, the derived rate's column.
@@ -31,14 +36,25 @@ MODELLED = (("result.write.bytes", "stats.roi.phase1.time.modelled_ns", "modelle
             ("result.read.bytes", "stats.roi.phase2.time.modelled_ns", "modelled.read.mib_s"))
 
 
-def modelled_figure(good: list[Record], lay: Layout, out_dir: Path) -> plots.Figure | None:
-    """Throughput in modelled time: a phase's bytes / its ROI phase's time.modelled_ns."""
+# A chip's "gain" reproduces from this modelled write gain up, "none" within +-NONE_PCT.
+GAIN_PCT, NONE_PCT = 10.0, 5.0
+
+
+def with_modelled_rates(good: list[Record]) -> tuple[list[Record], list[str]]:
+    """The records with each phase's rate in modelled time (bytes / its ROI phase's
+    time.modelled_ns), and the rate columns found."""
     rated = good
     columns: list[str] = []
     for amount, time_ns, out in MODELLED:
         with_rate = modelled_rate(rated, amount, time_ns, out, 1 << 20)
         if with_rate:
             rated, columns = with_rate, [*columns, out]
+    return rated, columns
+
+
+def modelled_figure(rated: list[Record], columns: list[str], lay: Layout,
+                    out_dir: Path) -> plots.Figure | None:
+    """Throughput in modelled time: a phase's bytes / its ROI phase's time.modelled_ns."""
     if not columns:
         return None
     return metric_figure(rated, lay, columns, out_dir, "pwriter-throughput-modelled",
@@ -46,6 +62,34 @@ def modelled_figure(good: list[Record], lay: Layout, out_dir: Path) -> plots.Fig
                          "MiB per modelled second: the phase's bytes (result.<phase>.bytes) / "
                          "its ROI phase's stats.roi.phase<k>.time.modelled_ns (write = phase "
                          "1, read = phase 2). " + MODELLED_TIME_NOTE, log2_x=True)
+
+
+def chip_verdicts(rows: list[Record], lay: Layout, keys: list[str]) -> list[str]:
+    """Per preset with a published direction: the modelled write gain at its largest writer
+    count against the paper's per-chip finding."""
+    preset = "plugin.preset"
+    if preset not in keys:
+        return []
+    lines = []
+    for combo, summary in sorted(aggregate(rows, [*keys, lay.x], "gain_pct").items(), key=str):
+        setting = dict(zip([*keys, lay.x], combo, strict=True))
+        top = max((r[lay.x] for r in rows if all(r.get(k) == setting[k] for k in keys)),
+                  key=sort_key)
+        if setting[lay.x] != top or str(setting[preset]) not in FINERLRU_CHIP_DIRECTION:
+            continue
+        expected, finding = FINERLRU_CHIP_DIRECTION[str(setting[preset])]
+        gain = summary.mean
+        if expected == "gain":
+            outcome = ("reproduces" if gain >= GAIN_PCT
+                       else "does not reproduce" if gain < NONE_PCT else "reproduces in part")
+        else:
+            outcome = "reproduces" if abs(gain) < NONE_PCT else "does not reproduce"
+        lines.append(f"{series_label(keys, combo[:-1])}, {lay.x}={top}: write gain in modelled "
+                     f"time {gain:+.1f}% (n={summary.n}); the paper: {finding}: {outcome}.")
+    if lines:
+        lines.insert(0, f"Against {FINERLRU_CHIPS_PAPER}, per chip (a gain reproduces from "
+                        f"+{GAIN_PCT:g}%, no change within ±{NONE_PCT:g}%):")
+    return lines
 
 
 def gain_figure(gain_rows: list[Record], lay: Layout, out_dir: Path, label: str,
@@ -75,15 +119,19 @@ def sections(ctx: Context) -> list[Section]:
                              "All bytes / (last finish - first start), guest time; mean ± "
                              "sample std over repeats; one line per kernel variant and "
                              "swept factor.", log2_x=True)]
-    modelled = modelled_figure(good, lay, ctx.out_dir)
+    rated, rate_columns = with_modelled_rates(good)
+    modelled = modelled_figure(rated, rate_columns, lay, ctx.out_dir)
     if modelled is not None:
         figures.append(modelled)
     paragraphs = guest_time_caveat(good)
     tables = []
     base = baseline(ctx, good)
     if base is not None:
-        for column, label in ((WRITE, "write"), (READ, "read")):
-            rows = setting_gains(good, lay, column, base)
+        compared = [(good, WRITE, "write"), (good, READ, "read")]
+        compared += [(rated, column, f"{column.split('.')[1]}-modelled")
+                     for column in rate_columns]
+        for records, column, label in compared:
+            rows = setting_gains(records, lay, column, base)
             if not rows:
                 continue
             figures.append(gain_figure(rows, lay, ctx.out_dir, label, base))
@@ -95,6 +143,8 @@ def sections(ctx: Context) -> list[Section]:
                     f"{series_label(keys, v)} {s.mean:+.1f}% (std {s.std:.1f}, n={s.n})"
                     for v, s in at_top.items())
                 + f". Published: {FINERLRU_GAIN[0].text()}; {FINERLRU_GAIN[1].text()}.")
+            if label == "write-modelled":
+                paragraphs.extend(chip_verdicts(rows, lay, keys))
             summary = aggregate(rows, [*keys, lay.x], "gain_pct")
             tables.append(Table(f"{label} gain over {base[0]}={base[1]} (%)",
                                 [*keys, lay.x, "mean %", "std", "95% CI", "n"],
