@@ -51,8 +51,11 @@ def metric_figure(records: list[Record], lay: Layout, columns: list[str], out_di
 
 
 MODELLED_TIME_NOTE = ("Modelled time is the machine model's (plugin README \"Modelled time\"): "
-                      "max over vCPUs of instructions x CPI + stall cycles / MLP, at the "
-                      "preset's clock; not guest time.")
+                      "max over vCPUs of instructions x CPI + stall cycles / MLP + idle cycles "
+                      "(a vCPU far behind the others, halted or spinning, moved up to them), "
+                      "at the preset's clock; not guest time. Read it from points run with "
+                      "machine.quantum_unit = \"cycles\": with instruction turns a vCPU that "
+                      "stalls less falls behind without waiting and is moved up too.")
 
 
 def modelled_rate(records: list[Record], amount: str, time_ns: str, out: str,
