@@ -176,14 +176,14 @@ args = {{ script = {json.dumps(script)} }}
         assert idle[mode]["idle_queued"] == 0 and idle[mode]["drain_interval_ms"] == 1000, idle
         assert idle[mode]["timed_drain"] >= stats[mode]["timed_drain"], (idle, stats[mode])
         assert stats[mode]["teardown_locked"] == 0, stats[mode]  # L4: no lock at teardown
-        # L3: reclaim's try-lock walkers (folio_referenced()) met the tree of --shared (folios
-        # mapped by a worker and its children, a tree every fork and exit logs into) with updates
-        # queued and the write try-lock taken, and took 0005's fallback: walked past queued
-        # inserts (walk_stale) or gave up on a queued removal (walk_contended). Which of the two
-        # depends on whether a fork or an exit is waiting on the tree lock at the time: either
-        # may be 0 in a run (kernel-patches/ldu/README.md, "Measured (session 7)"). The window
-        # is narrow by design (20-2,439 per mode in 5 runs, 0 in 1 of 12 mode-runs without the
-        # holders), so the check is over both modes, which share the fallback's code.
+    # L3: reclaim's try-lock walkers (folio_referenced()) met the tree of --shared (folios
+    # mapped by a worker and its children, a tree every fork and exit logs into) with updates
+    # queued and the write try-lock taken, and took 0005's fallback: walked past queued
+    # inserts (walk_stale) or gave up on a queued removal (walk_contended). Which of the two
+    # depends on whether a fork or an exit is waiting on the tree lock at the time: either
+    # may be 0 in a run (kernel-patches/ldu/README.md, "Measured (session 7)"). The window
+    # is narrow by design (20-2,439 per mode in 5 runs, 0 in 1 of 12 mode-runs without the
+    # holders), so the check is over both modes, which share the fallback's code.
     fallback = {mode: stats[mode]["walk_stale"] + stats[mode]["walk_contended"]
                 for mode in ("global", "percpu")}
     assert sum(fallback.values()) > 0, fallback
