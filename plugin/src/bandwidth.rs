@@ -15,17 +15,16 @@
 //! bandwidth. Bookings are by epoch, not by arrival order, so the order in which QEMU runs
 //! the vCPUs (one turn after another) does not change the capacity.
 //!
-//! A vCPU whose clock fell more than `BEHIND` epochs behind the furthest clock any request
+//! A vCPU whose clock fell more than `behind` epochs (`bw.behind_epochs`, default 8) behind the
+//! furthest clock any request
 //! came at (`Frontier`) executed nothing for a while (a halted vCPU, or one asleep in a
-//! barrier, has no cycles) or ran far fewer cycles per turn: its clock is moved up to `BEHIND`
+//! barrier, has no cycles) or ran far fewer cycles per turn: its clock is moved up to `behind`
 //! epochs before that frontier and the shift is counted as its idle time, so the region's
 //! modelled time covers every booking it made. The frontier follows the vCPUs' clocks only,
 //! never the epochs a backlog pushed requests into: a backlog is waited for, not forgiven.
 
 /// Epochs remembered per controller.
 pub const RING: usize = 4096;
-/// How many epochs a request may be behind the newest booking and still be queued in full.
-pub const BEHIND: u64 = 8;
 /// Utilisation is clipped here in the M/D/1 formula (which diverges at 1).
 pub const RHO_MAX: f64 = 0.95;
 /// How far ahead a request may be pushed, in epochs (bounds the search).
@@ -60,9 +59,9 @@ pub struct Frontier {
 
 impl Frontier {
     /// A request at clock `t` (ns): how far the vCPU's clock must move up (0 if it is at most
-    /// `BEHIND` epochs of `epoch` ns behind the frontier); the frontier then includes it.
-    pub fn rejoin(&mut self, t: f64, epoch: f64) -> f64 {
-        let earliest = self.newest_ns - BEHIND as f64 * epoch;
+    /// `behind` epochs of `epoch` ns behind the frontier); the frontier then includes it.
+    pub fn rejoin(&mut self, t: f64, epoch: f64, behind: u64) -> f64 {
+        let earliest = self.newest_ns - behind as f64 * epoch;
         let shift = if t < earliest { earliest - t } else { 0.0 };
         self.newest_ns = self.newest_ns.max(t + shift);
         shift
@@ -212,21 +211,30 @@ mod tests {
         assert!((0..72).all(|k| c.busy(k) <= 100.0 && c.busy(k) >= 98.0 || k == 71));
     }
 
+    impl Frontier {
+        fn rejoin8(&mut self, t: f64, epoch: f64) -> f64 {
+            self.rejoin(t, epoch, 8)
+        }
+    }
+
     #[test]
     fn a_clock_far_behind_the_frontier_moves_up_to_behind_epochs_before_it() {
-        // Epoch 10 ns, BEHIND 8: a request at 1000 ns sets the frontier; one at 3 ns is more
+        // Epoch 10 ns, 8 epochs behind allowed: a request at 1000 ns sets the frontier; one at 3 ns is more
         // than 80 ns behind: it moves up to 920 ns (shift 917); one at 925 ns is within 80 ns
         // (no shift); one at 1500 ns moves the frontier on, after which 1420 ns is the
         // earliest clock that needs no shift.
         let mut f = Frontier::default();
-        assert_eq!(f.rejoin(1000.0, 10.0), 0.0);
-        assert_eq!(f.rejoin(3.0, 10.0), 917.0);
-        assert_eq!(f.rejoin(925.0, 10.0), 0.0);
-        assert_eq!(f.rejoin(1500.0, 10.0), 0.0);
-        assert_eq!(f.rejoin(1420.0, 10.0), 0.0);
-        assert_eq!(f.rejoin(1419.0, 10.0), 1.0);
+        assert_eq!(f.rejoin8(1000.0, 10.0), 0.0);
+        assert_eq!(f.rejoin8(3.0, 10.0), 917.0);
+        assert_eq!(f.rejoin8(925.0, 10.0), 0.0);
+        assert_eq!(f.rejoin8(1500.0, 10.0), 0.0);
+        assert_eq!(f.rejoin8(1420.0, 10.0), 0.0);
+        assert_eq!(f.rejoin8(1419.0, 10.0), 1.0);
         f.clear();
-        assert_eq!(f.rejoin(0.0, 10.0), 0.0);
+        assert_eq!(f.rejoin8(0.0, 10.0), 0.0);
+        // Allowing 2 epochs: 0 ns is 20 ns behind the frontier at 20: no shift; at 21, 1 ns.
+        f.rejoin(20.0, 10.0, 2);
+        assert_eq!((f.rejoin(0.0, 10.0, 2), f.rejoin(-1.0, 10.0, 2)), (0.0, 1.0));
     }
 
     #[test]
@@ -236,10 +244,10 @@ mod tests {
         let mut c = Controller::default();
         let mut f = Frontier::default();
         for _ in 0..40 {
-            assert_eq!(f.rejoin(0.0, 10.0), 0.0);
+            assert_eq!(f.rejoin8(0.0, 10.0), 0.0);
             c.book(0.0, 5.0, 10.0);
         }
-        assert_eq!(f.rejoin(0.0, 10.0), 0.0);
+        assert_eq!(f.rejoin8(0.0, 10.0), 0.0);
         assert_eq!(c.book(0.0, 5.0, 10.0).overload_ns, 200.0);
     }
 }

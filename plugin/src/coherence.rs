@@ -585,7 +585,7 @@ impl Machine {
         }
         let epoch = self.params.bw.epoch_ns;
         let mut now = self.clock_ns(v);
-        let shift = self.frontier.rejoin(now, epoch);
+        let shift = self.frontier.rejoin(now, epoch, self.params.bw.behind_epochs);
         if shift > 0.0 {
             self.stats.add(Ctr::QueueLate, 1);
             self.stats.idle(v, shift * self.params.timing.ghz);

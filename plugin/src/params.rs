@@ -136,6 +136,9 @@ pub struct BwParams {
     pub epoch_ns: f64,
     /// Add the queueing delay to memory reads (`off`: bytes and utilisation are still counted).
     pub queue: bool,
+    /// How many epochs a vCPU's clock may be behind the furthest clock before it is moved up
+    /// (the gap counted as idle time).
+    pub behind_epochs: u64,
 }
 
 /// The timing model's figures: core clock, base CPI, overlap factor and the latencies (core
@@ -277,6 +280,7 @@ pub const KEYS: &[&str] = &[
     "bw.pcm_write_gbs",
     "bw.epoch_ns",
     "bw.queue",
+    "bw.behind_epochs",
 ];
 
 /// The digest's DRAM (Table 1: read 50 ns, write 20-50 ns, the upper bound taken, 0.1 nJ/bit
@@ -374,7 +378,7 @@ fn knl_64() -> Params {
             llc: 0,
             pl2: 0,
         },
-        bw: BwParams { epoch_ns: 1000.0, queue: true },
+        bw: BwParams { epoch_ns: 1000.0, queue: true, behind_epochs: 8 },
     }
 }
 
@@ -426,7 +430,7 @@ fn altra_80() -> Params {
             llc: 30,
             pl2: 0,
         },
-        bw: BwParams { epoch_ns: 1000.0, queue: true },
+        bw: BwParams { epoch_ns: 1000.0, queue: true, behind_epochs: 8 },
     }
 }
 
@@ -476,7 +480,7 @@ fn icelake_32() -> Params {
             llc: 20,
             pl2: 0,
         },
-        bw: BwParams { epoch_ns: 1000.0, queue: true },
+        bw: BwParams { epoch_ns: 1000.0, queue: true, behind_epochs: 8 },
     }
 }
 
@@ -529,7 +533,7 @@ fn epyc2_64() -> Params {
             llc: 0,
             pl2: 12,
         },
-        bw: BwParams { epoch_ns: 1000.0, queue: true },
+        bw: BwParams { epoch_ns: 1000.0, queue: true, behind_epochs: 8 },
     }
 }
 
@@ -576,7 +580,7 @@ fn tiny_4() -> Params {
             llc: 7,
             pl2: 0,
         },
-        bw: BwParams { epoch_ns: 100.0, queue: true },
+        bw: BwParams { epoch_ns: 100.0, queue: true, behind_epochs: 8 },
     }
 }
 
@@ -688,6 +692,13 @@ impl Params {
                         self.bw.queue = parse_bool("set.bw.queue", value)?;
                         return Ok(());
                     }
+                    "behind_epochs" => match value.parse::<u64>() {
+                        Ok(n) if n >= 1 => {
+                            self.bw.behind_epochs = n;
+                            return Ok(());
+                        }
+                        _ => return Err(format!("bad value '{value}' for set.{key}: expected a whole number >= 1")),
+                    },
                     _ => return Err(unknown_key(key)),
                 },
             };
@@ -854,6 +865,7 @@ impl Params {
             "lat.pl2" => t.pl2.to_string(),
             "bw.epoch_ns" => self.bw.epoch_ns.to_string(),
             "bw.queue" => onoff(self.bw.queue),
+            "bw.behind_epochs" => self.bw.behind_epochs.to_string(),
             _ => return Err(unknown_key(key)),
         })
     }
@@ -1057,6 +1069,7 @@ impl Params {
         }
         w.field_f64("bw.epoch_ns", self.bw.epoch_ns);
         w.field_bool("bw.queue", self.bw.queue);
+        w.field_u64("bw.behind_epochs", self.bw.behind_epochs);
         w.end_object();
     }
 }
@@ -1135,6 +1148,8 @@ mod tests {
         assert!(p.set("protocol", "mosi").unwrap_err().contains("moesif"));
         assert!(p.set("dir.home", "io").unwrap_err().contains("set.dir.home"));
         assert_eq!((p.dram.bw_gbs, p.pcm.bw_write_gbs, p.bw.epoch_ns, p.bw.queue), (4.0, 4.0, 4.0, false));
+        assert_eq!(p.bw.behind_epochs, 4);
+        assert!(p.set("bw.behind_epochs", "0").unwrap_err().contains(">= 1"));
         assert!(p.set("bw.dram_gbs", "0").unwrap_err().contains("set.bw.dram_gbs"));
         assert!(p.set("bw.dram_read_gbs", "1").unwrap_err().contains("unknown key"));
         assert!(p.set("bw.l2_gbs", "1").unwrap_err().contains("unknown key"));
