@@ -14,14 +14,20 @@ from manylab.params import PointParams
 from manylab.paths import PLUGIN_DIR
 
 
-def built(env: str, file_name: str, what: str) -> Path:
+def built(env: str, file_name: str, what: str, crate: Path = PLUGIN_DIR) -> Path:
     """A file of the plugin crate's release build ($env overrides), or a LabError naming the
-    fix when it is not built."""
+    fix when it is not built or older than the crate's sources."""
     override = os.environ.get(env)
-    path = Path(override) if override else PLUGIN_DIR / "target/release" / file_name
+    path = Path(override) if override else crate / "target/release" / file_name
     if not path.is_file():
         raise LabError(f"{what} {path} is not built: run scripts/setup.sh "
                        "(cargo build --release in plugin/)")
+    if not override:
+        sources = [crate / "Cargo.toml", crate / "build.rs", *(crate / "src").rglob("*.rs")]
+        newer = [s for s in sources if s.is_file() and s.stat().st_mtime > path.stat().st_mtime]
+        if newer:
+            raise LabError(f"{what} {path} is older than {newer[0]}: run cargo build --release "
+                           "in plugin/ (or scripts/setup.sh)")
     return path
 
 
