@@ -23,8 +23,9 @@ def built(env: str, file_name: str, what: str, crate: Path = PLUGIN_DIR) -> Path
         raise LabError(f"{what} {path} is not built: run scripts/setup.sh "
                        "(cargo build --release in plugin/)")
     if not override:
+        built_at = path.stat().st_mtime
         sources = [crate / "Cargo.toml", crate / "build.rs", *(crate / "src").rglob("*.rs")]
-        newer = [s for s in sources if s.is_file() and s.stat().st_mtime > path.stat().st_mtime]
+        newer = [s for s in sources if s.is_file() and s.stat().st_mtime > built_at]
         if newer:
             raise LabError(f"{what} {path} is older than {newer[0]}: run cargo build --release "
                            "in plugin/ (or scripts/setup.sh)")

@@ -18,7 +18,7 @@ use crate::memory::MemoryMap;
 use crate::memory::DEVICE_KINDS;
 use crate::nvmain_trace::NvmainTrace;
 use crate::params::{Params, Pos, Protocol, LINE_BYTES, LINE_SHIFT};
-use crate::stats::{Cause, Ctr, FuncCtr, Msg, Stats, HOT_L1D_HITS, HOT_LOADS, HOT_STORES};
+use crate::stats::{add_at, Cause, Ctr, FuncCtr, Msg, Stats, HOT_L1D_HITS, HOT_LOADS, HOT_STORES};
 use crate::topology::{hops, LineRoute, Topology};
 
 const L1_S: u8 = 1;
@@ -284,10 +284,7 @@ impl Machine {
                 if queue > 0 {
                     self.stats.stall(vcpu, Cause::Queue, queue, func);
                 }
-                if vcpu >= self.clock_stall.len() {
-                    self.clock_stall.resize(vcpu + 1, 0);
-                }
-                self.clock_stall[vcpu] += stall;
+                add_at(&mut self.clock_stall, vcpu, stall);
             }
             self.flush_pending();
             let m = self.mru_index(core, line);
@@ -580,16 +577,13 @@ impl Machine {
             return 0;
         }
         let v = self.vcpu;
-        if v >= self.idle_ns.len() {
-            self.idle_ns.resize(v + 1, 0.0);
-        }
         let epoch = self.params.bw.epoch_ns;
         let mut now = self.clock_ns(v);
         let shift = self.frontier.rejoin(now, epoch, self.params.bw.behind_epochs);
         if shift > 0.0 {
             self.stats.add(Ctr::QueueLate, 1);
             self.stats.idle(v, shift * self.params.timing.ghz);
-            self.idle_ns[v] += shift;
+            add_at(&mut self.idle_ns, v, shift);
             now += shift;
         }
         let booking = self.ctrls[mc].book(now, svc, epoch);

@@ -430,6 +430,16 @@ impl Slot {
     }
 }
 
+/// Adds `x` to `v[i]`, growing `v` with zeros to reach `i` (per-vCPU and per-controller tallies
+/// are sized by the highest index seen).
+#[inline]
+pub fn add_at<T: Copy + Default + std::ops::AddAssign>(v: &mut Vec<T>, i: usize, x: T) {
+    if i >= v.len() {
+        v.resize(i + 1, T::default());
+    }
+    v[i] += x;
+}
+
 /// Keys copied to the flat summary (besides every `coh.msgs.<type>` and `mem.<dev>.*`).
 pub const SUMMARY_KEYS: &[&str] = &[
     "insts",
@@ -581,10 +591,7 @@ impl Stats {
         for &s in &self.active {
             let slot = &mut self.slots[s];
             slot.stall[cause as usize] += cycles;
-            if vcpu >= slot.vcpu_stall.len() {
-                slot.vcpu_stall.resize(vcpu + 1, 0);
-            }
-            slot.vcpu_stall[vcpu] += cycles;
+            add_at(&mut slot.vcpu_stall, vcpu, cycles);
             if (func as usize) < self.n_funcs {
                 slot.funcs[func as usize][FuncCtr::StallCycles as usize] += cycles;
             }
@@ -594,11 +601,7 @@ impl Stats {
     /// `vcpu`'s clock moved up by `cycles` to rejoin the others.
     pub fn idle(&mut self, vcpu: usize, cycles: f64) {
         for &s in &self.active {
-            let slot = &mut self.slots[s];
-            if vcpu >= slot.vcpu_idle.len() {
-                slot.vcpu_idle.resize(vcpu + 1, 0.0);
-            }
-            slot.vcpu_idle[vcpu] += cycles;
+            add_at(&mut self.slots[s].vcpu_idle, vcpu, cycles);
         }
     }
 
@@ -606,12 +609,8 @@ impl Stats {
     pub fn controller_access(&mut self, mc: usize, busy_ns: f64) {
         for &s in &self.active {
             let slot = &mut self.slots[s];
-            if mc >= slot.mc_lines.len() {
-                slot.mc_lines.resize(mc + 1, 0);
-                slot.mc_busy_ns.resize(mc + 1, 0.0);
-            }
-            slot.mc_lines[mc] += 1;
-            slot.mc_busy_ns[mc] += busy_ns;
+            add_at(&mut slot.mc_lines, mc, 1);
+            add_at(&mut slot.mc_busy_ns, mc, busy_ns);
         }
     }
 
