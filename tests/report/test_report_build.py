@@ -229,22 +229,22 @@ def test_modelled_write_gains_are_checked_against_the_papers_direction_per_chip(
     # knl-64 gains 20% (100 -> 120 MiB/s) at its largest writer count, 32: "gain" reproduces;
     # epyc2-64 gains 3% (100 -> 103) at 32, inside +-5%: "none" reproduces; at 16 writers
     # (not the largest) epyc's 50% gain is not judged. icelake-32 gains 7%: in part.
-    from manylab.report.axes import Layout
     from manylab.report.kinds.pwriter import chip_verdicts
+    from manylab.report.stats import aggregate
 
-    lay = Layout("machine.vcpus", ["kernel.cmdline", "plugin.preset"], True)
     keys = ["kernel.cmdline", "plugin.preset"]
     rows = [{"kernel.cmdline": "finer_lru.factor=64", "plugin.preset": preset,
              "machine.vcpus": vcpus, "gain_pct": gain}
             for preset, vcpus, gain in (("knl-64", 32, 20.0), ("epyc2-64", 16, 50.0),
                                         ("epyc2-64", 32, 3.0), ("icelake-32", 32, 7.0),
                                         ("tiny-4", 32, 1.0))]
-    lines = chip_verdicts(rows, lay, keys)
+    lines = chip_verdicts(aggregate(rows, [*keys, "machine.vcpus"], "gain_pct"), keys,
+                          "machine.vcpus")
     assert lines[0].startswith("Against Finer-LRU on other many-cores, KIPS 2025")
     verdicts = {line.split("preset=")[1].split(",")[0]: line.rsplit(": ", 1)[1]
                 for line in lines[1:]}
     assert verdicts == {"knl-64": "reproduces.", "epyc2-64": "reproduces.",
                         "icelake-32": "reproduces in part."}
     assert sum("machine.vcpus=32" in line for line in lines[1:]) == 3
-    assert chip_verdicts(rows, Layout("machine.vcpus", ["kernel.cmdline"], True),
-                         ["kernel.cmdline"]) == []
+    assert chip_verdicts(aggregate(rows, ["kernel.cmdline", "machine.vcpus"], "gain_pct"),
+                         ["kernel.cmdline"], "machine.vcpus") == []

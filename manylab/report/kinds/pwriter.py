@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from manylab.report import plots
 from manylab.report.axes import Layout, series_label
@@ -28,7 +29,7 @@ from manylab.report.published import (
     FINERLRU_GAIN_THREADS,
 )
 from manylab.report.records import Record, ok_records
-from manylab.report.stats import aggregate, sort_key, sorted_values
+from manylab.report.stats import GroupKey, Summary, aggregate, sort_key, sorted_values
 
 WRITE, READ = "result.write.aggregate_mib_s", "result.read.aggregate_mib_s"
 # Per phase: the bytes it moved, its ROI phase's modelled time, the derived rate's column.
@@ -64,28 +65,32 @@ def modelled_figure(rated: list[Record], columns: list[str], lay: Layout,
                          "1, read = phase 2). " + MODELLED_TIME_NOTE, log2_x=True)
 
 
-def chip_verdicts(rows: list[Record], lay: Layout, keys: list[str]) -> list[str]:
+def chip_verdicts(summary: dict[GroupKey, Summary], keys: list[str], x: str) -> list[str]:
     """Per preset with a published direction: the modelled write gain at its largest writer
-    count against the paper's per-chip finding."""
-    preset = "plugin.preset"
-    if preset not in keys:
+    count (`summary`: gains by `keys` + x) against the paper's per-chip finding."""
+    if "plugin.preset" not in keys:
         return []
+    preset_at = keys.index("plugin.preset")
+    top: dict[GroupKey, Any] = {}
+    for combo in summary:
+        setting, at = combo[:-1], combo[-1]
+        if setting not in top or sort_key(at) > sort_key(top[setting]):
+            top[setting] = at
     lines = []
-    for combo, summary in sorted(aggregate(rows, [*keys, lay.x], "gain_pct").items(), key=str):
-        setting = dict(zip([*keys, lay.x], combo, strict=True))
-        top = max((r[lay.x] for r in rows if all(r.get(k) == setting[k] for k in keys)),
-                  key=sort_key)
-        if setting[lay.x] != top or str(setting[preset]) not in FINERLRU_CHIP_DIRECTION:
+    for combo, gain in sorted(summary.items(), key=str):
+        setting = combo[:-1]
+        preset = str(setting[preset_at])
+        if combo[-1] != top[setting] or preset not in FINERLRU_CHIP_DIRECTION:
             continue
-        expected, finding = FINERLRU_CHIP_DIRECTION[str(setting[preset])]
-        gain = summary.mean
+        expected, finding = FINERLRU_CHIP_DIRECTION[preset]
         if expected == "gain":
-            outcome = ("reproduces" if gain >= GAIN_PCT
-                       else "does not reproduce" if gain < NONE_PCT else "reproduces in part")
+            outcome = ("reproduces" if gain.mean >= GAIN_PCT
+                       else "does not reproduce" if gain.mean < NONE_PCT
+                       else "reproduces in part")
         else:
-            outcome = "reproduces" if abs(gain) < NONE_PCT else "does not reproduce"
-        lines.append(f"{series_label(keys, combo[:-1])}, {lay.x}={top}: write gain in modelled "
-                     f"time {gain:+.1f}% (n={summary.n}); the paper: {finding}: {outcome}.")
+            outcome = "reproduces" if abs(gain.mean) < NONE_PCT else "does not reproduce"
+        lines.append(f"{series_label(keys, setting)}, {x}={combo[-1]}: write gain in modelled "
+                     f"time {gain.mean:+.1f}% (n={gain.n}); the paper: {finding}: {outcome}.")
     if lines:
         lines.insert(0, f"Against {FINERLRU_CHIPS_PAPER}, per chip (a gain reproduces from "
                         f"+{GAIN_PCT:g}%, no change within ±{NONE_PCT:g}%):")
@@ -143,9 +148,9 @@ def sections(ctx: Context) -> list[Section]:
                     f"{series_label(keys, v)} {s.mean:+.1f}% (std {s.std:.1f}, n={s.n})"
                     for v, s in at_top.items())
                 + f". Published: {FINERLRU_GAIN[0].text()}; {FINERLRU_GAIN[1].text()}.")
-            if label == "write-modelled":
-                paragraphs.extend(chip_verdicts(rows, lay, keys))
             summary = aggregate(rows, [*keys, lay.x], "gain_pct")
+            if label == "write-modelled":
+                paragraphs.extend(chip_verdicts(summary, keys, lay.x))
             tables.append(Table(f"{label} gain over {base[0]}={base[1]} (%)",
                                 [*keys, lay.x, "mean %", "std", "95% CI", "n"],
                                 [[*map(str, k), f"{s.mean:+.1f}", f"{s.std:.1f}",
