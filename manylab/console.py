@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from manylab import kstats
+
 RESULT_PREFIX = "MANYLAB-RESULT "
 BOOTED_PREFIX = "MANYLAB-BOOTED"
 EXIT_LINE = re.compile(r"MANYLAB-EXIT status=(\d+)")
@@ -35,6 +37,8 @@ class ConsoleState:
     failures: list[str] = field(default_factory=list)
     fatal: bool = False
     bad_results: int = 0
+    kstats: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    bad_kstats: int = 0
     last_line: str = ""
 
     @property
@@ -59,6 +63,15 @@ class ConsoleState:
                 self.results.append(json.loads(line[position + len(RESULT_PREFIX):]))
             except json.JSONDecodeError:
                 self.bad_results += 1
+            return
+        try:
+            snapshot = kstats.parse_line(line)
+        except ValueError:
+            self.bad_kstats += 1
+            return
+        if snapshot is not None:
+            label, group, values = snapshot
+            self.kstats.setdefault(label, {})[group] = values
             return
         if BOOTED_PREFIX in line:
             self.booted = True

@@ -17,6 +17,7 @@ INPUTS = "inputs.json"
 RESULT = "result.json"
 WORKLOAD = "workload.json"
 STATS = "stats.json"
+KSTATS = "kstats.json"
 CONSOLE = "console.log"
 QEMU_STDERR = "qemu-stderr.log"
 GEM5_STDERR = "gem5-stderr.log"
@@ -50,6 +51,7 @@ class PointFiles:
     inputs: dict[str, Any]
     outputs: list[Any]
     stats: dict[str, Any] | None
+    kstats: dict[str, Any] | None
 
     @property
     def params(self) -> dict[str, Any]:
@@ -64,6 +66,8 @@ def read(point_dir: Path) -> PointFiles | None:
     inputs = read_json(point_dir / INPUTS)
     outputs = read_json(point_dir / WORKLOAD)
     stats = read_json(point_dir / STATS)
+    kernel_counters = read_json(point_dir / KSTATS)
     return PointFiles(point_dir, result, inputs if isinstance(inputs, dict) else {},
                       outputs if isinstance(outputs, list) else [],
-                      stats if isinstance(stats, dict) else None)
+                      stats if isinstance(stats, dict) else None,
+                      kernel_counters if isinstance(kernel_counters, dict) else None)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from manylab import atomic, pointdir
+from manylab import atomic, kstats, pointdir
 
 TABLE_FILE = "results.csv"
 PARQUET_FILE = "results.parquet"
@@ -49,6 +49,8 @@ def point_row(point_dir: Path) -> dict[str, Any] | None:
     if found.stats is not None:
         patterns = params.get("plugin", {}).get("functions", [])
         row.update(stats_columns(found.stats, patterns))
+    if found.kstats is not None:
+        row.update(kstats.columns(found.kstats))
     return row
 
 

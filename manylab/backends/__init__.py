@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from manylab import atomic, pointdir
 from manylab.errors import LabError
 from manylab.params import PointParams
 
@@ -46,6 +47,16 @@ def of(point: PointParams) -> Backend:
     if name not in backends:
         raise LabError(f"unknown backend '{name}': choose one of {', '.join(backends)}")
     return backends[name]
+
+
+def write_console_outputs(staging: Path, outcome: RunOutcome) -> None:
+    """workload.json (the workload's result lines) and, when the run script's snapshots reached
+    the console, kstats.json (kernel counters before and after the workload)."""
+    console = outcome.console
+    atomic.write_json(staging / pointdir.WORKLOAD, console.results)
+    if console.kstats or console.bad_kstats:
+        atomic.write_json(staging / pointdir.KSTATS,
+                          {**console.kstats, "unreadable_lines": console.bad_kstats})
 
 
 def run_failure(outcome: RunOutcome) -> str | None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from manylab import atomic, image, kernel, plugin, pointdir, qemu
-from manylab.backends import result_record, run_failure
+from manylab.backends import result_record, run_failure, write_console_outputs
 from manylab.hashing import sha256_file
 from manylab.params import PointParams
 from manylab.units import parse_size
@@ -77,7 +77,7 @@ class QemuBackend:
             atomic.write_json(staging / pointdir.INPUTS, record)
             outcome = qemu.run(argv, staging / pointdir.CONSOLE,
                                staging / pointdir.QEMU_STDERR, timeout_s)
-        atomic.write_json(staging / pointdir.WORKLOAD, outcome.console.results)
+        write_console_outputs(staging, outcome)
         failure = run_failure(outcome)
         if (failure is None and artifacts.plugin is not None
                 and not (staging / pointdir.STATS).exists()):

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from manylab import atomic, image, kernel, pointdir, qemu
-from manylab.backends import result_record, run_failure
+from manylab.backends import result_record, run_failure, write_console_outputs
 from manylab.errors import LabError
 from manylab.gem5 import command, machine, stats, system
 from manylab.hashing import sha256_file
@@ -85,7 +85,7 @@ def run_into(point_id: str, study: str, point: PointParams, staging: Path,
     atomic.write_json(staging / pointdir.INPUTS, record)
     outcome = qemu.run(argv, staging / pointdir.CONSOLE, staging / pointdir.GEM5_STDERR,
                        timeout_s, program="gem5")
-    atomic.write_json(staging / pointdir.WORKLOAD, outcome.console.results)
+    write_console_outputs(staging, outcome)
     failure = run_failure(outcome)
     stats_txt = outdir / "stats.txt"
     if failure is None:

@@ -9,7 +9,7 @@ from manylab.report import inputs, page, records
 from manylab.report.kinds import PlotSet, plot_set
 from manylab.report.model import Context, Section, Table, cell
 from manylab.report.records import Record, Study
-from manylab.report.sections import kernel_paths, plugin_stats
+from manylab.report.sections import kernel_counters, kernel_paths, plugin_stats
 from manylab.report.stats import group
 from manylab.results import write_table
 
@@ -57,6 +57,7 @@ def workload_sections(study: Study, out_dir: Path) -> list[Section]:
         sections += chosen.sections(context)
         sections += kernel_paths.sections(context)
         sections += plugin_stats.sections(context)
+        sections += kernel_counters.sections(context)
         sections.append(Section(f"{name}: all points", [
             "Every record: one per result line of every point, failed points included "
             "(red rows), with the failure reason."],

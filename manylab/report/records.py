@@ -3,8 +3,9 @@
 A record is a flat dict: `point`, `status`, `reason`, `line` (the result line's index in its
 point), every parameter as a dotted key (`machine.vcpus`, `workload.args.path`, `repeat`), the
 result line's fields under `result.` (`result.throughput_mib_s`, `result.latency_us.mean`), the
-plugin's summary under `stats.`, and `timing.*`. A point that printed no result line still
-gives one record (its status and reason), so failures show in every table.
+plugin's summary under `stats.`, the kernel counters' changes under `kstat.`, and `timing.*`. A
+point that printed no result line still gives one record (its status and reason), so failures
+show in every table.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from manylab import pointdir
+from manylab import kstats, pointdir
 from manylab.results import flatten, stats_columns
 from manylab.spec import SCHEMA
 
@@ -47,6 +48,8 @@ def point_records(point_dir: Path) -> list[Record]:
     if found.stats is not None:
         patterns = found.params.get("plugin", {}).get("functions", [])
         base.update(stats_columns(found.stats, patterns))
+    if found.kstats is not None:
+        base.update(kstats.columns(found.kstats))
     if not found.outputs:
         return [{**base, "line": 0}]
     records = []

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from manylab import results
 from tests.e2e.helpers import manylab, point_dirs, result_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(5400)]
@@ -187,6 +188,17 @@ args = {{ script = {json.dumps(script)} }}
     fallback = {mode: stats[mode]["walk_stale"] + stats[mode]["walk_contended"]
                 for mode in ("global", "percpu")}
     assert sum(fallback.values()) > 0, fallback
+    # Kernel counters beside each point (manylab/kstats.py): the run script's snapshots around
+    # the workload and forkstress's at the edges of its ROI, differences in the table
+    table = results.load(tmp_path / "results" / "ldu-safety")
+    for row in table.to_dict("records"):
+        mode = row["kernel.cmdline"].removeprefix("ldu=")
+        run_push, roi_push = row["kstat.run.ldu.push"], row["kstat.roi.ldu.push"]
+        assert row["kstat.roi.vmstat.pgfault"] > 0, row
+        if mode == "off":
+            assert run_push == roi_push == 0, row
+        else:
+            assert run_push >= roi_push > 0, (mode, row)
 
 
 def test_ldu_keeps_the_rmap_walk_order(tmp_path):

@@ -12,6 +12,7 @@
  * manylab.backend=gem5) region 0's begin and end also issue gem5's work-begin/work-end
  * pseudo-instructions (manylab_gem5.h), which the lab's gem5 scripts turn into a switch to the
  * detailed CPU and a statistics reset and dump. The check is one load outside the marker.
+ * Outside them too, region 0's edges snapshot kernel counters (manylab_kstats.h).
  */
 #ifndef MANYLAB_ROI_H
 #define MANYLAB_ROI_H
@@ -21,6 +22,7 @@
 #define MANYLAB_ROI_OP_PHASE 3
 
 #include "manylab_gem5.h"
+#include "manylab_kstats.h"
 
 #define MANYLAB_ROI_STR2(x) #x
 #define MANYLAB_ROI_STR(x) MANYLAB_ROI_STR2(x)
@@ -40,6 +42,8 @@
 /* Begin and end of region n (0..255); region 0 is "roi". */
 #define manylab_roi_begin(n)                              \
 	do {                                              \
+		if ((n) == 0)                             \
+			manylab_kstats("roi_begin");      \
 		if ((n) == 0 && manylab_gem5_enabled())   \
 			manylab_gem5_op(M5_WORK_BEGIN, 0, 0); \
 		MANYLAB_ROI_MARK(MANYLAB_ROI_OP_BEGIN, n);\
@@ -49,6 +53,8 @@
 		MANYLAB_ROI_MARK(MANYLAB_ROI_OP_END, n); \
 		if ((n) == 0 && manylab_gem5_enabled()) \
 			manylab_gem5_op(M5_WORK_END, 0, 0); \
+		if ((n) == 0)                           \
+			manylab_kstats("roi_end");      \
 	} while (0)
 /* Start of named phase n (0..255) inside the current region. */
 #define manylab_roi_phase(n) MANYLAB_ROI_MARK(MANYLAB_ROI_OP_PHASE, n)

@@ -1,0 +1,96 @@
+"""Kernel counters around the workload and its region of interest. The run script snapshots
+them before and after the workload (labels `before`, `after`), and the workloads at the edges of
+region 0 (`roi_begin`, `roi_end`, workloads/include/manylab_kstats.h). A point keeps the
+snapshots (kstats.json) and their differences: the table's `kstat.run.*` and `kstat.roi.*`.
+
+Groups: `vmstat` (/proc/vmstat), `ldu` (/sys/kernel/mm/ldu/stats/*, LDU kernels) and
+`finer_lru` (debugfs finer_lru/batches, FinerLRU kernels with CONFIG_DEBUG_FS). The run
+script's snapshot uses shell builtins only: a forked program would fork, map and exit between
+the reads, which is rmap and page traffic the counters would then count.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+PREFIX = "MANYLAB-KSTATS "
+SPANS = {"run": ("before", "after"), "roi": ("roi_begin", "roi_end")}
+LABELS = tuple(label for pair in SPANS.values() for label in pair)
+FINER_LRU_BATCHES = "/sys/kernel/debug/finer_lru/batches"
+
+# Values that are levels, not event counts: the table shows them as read after the workload.
+GAUGES = ("ldu.queued",)
+GAUGE_PREFIXES = ("vmstat.nr_",)
+
+GUEST_FUNCTIONS = r"""manylab_kstats_setup() {
+	[ -d /sys/kernel/debug/finer_lru ] || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+}
+manylab_kstats() {
+	_ks=""
+	for _ks_f in /sys/kernel/mm/ldu/stats/*; do
+		[ -r "$_ks_f" ] && read -r _ks_v < "$_ks_f" && _ks="$_ks,\"${_ks_f##*/}\":$_ks_v"
+	done
+	[ -n "$_ks" ] && echo "MANYLAB-KSTATS $1 ldu {${_ks#,}}"
+	_ks=""
+	if [ -r FINER_LRU_BATCHES ]; then
+		while read -r _ks_k _ks_b _ks_l _ks_n; do
+			[ "$_ks_k" = kind ] && continue
+			_ks="$_ks,\"$_ks_k.batches\":$_ks_b,\"$_ks_k.locks\":$_ks_l,\"$_ks_k.folios\":$_ks_n"
+		done < FINER_LRU_BATCHES
+		echo "MANYLAB-KSTATS $1 finer_lru {${_ks#,}}"
+	fi
+	_ks=""
+	while read -r _ks_k _ks_v; do
+		_ks="$_ks,\"$_ks_k\":$_ks_v"
+	done < /proc/vmstat
+	echo "MANYLAB-KSTATS $1 vmstat {${_ks#,}}"
+}
+""".replace("FINER_LRU_BATCHES", FINER_LRU_BATCHES)
+
+
+def script_lines() -> list[str]:
+    """Run-script lines that snapshot before the workload and, from an EXIT trap, after it
+    (also when the workload's script ends with `exit`); the script's exit status is kept."""
+    return [GUEST_FUNCTIONS.rstrip("\n"), "manylab_kstats_setup", "manylab_kstats before",
+            "trap 'manylab_kstats after' EXIT"]
+
+
+def parse_line(line: str) -> tuple[str, str, dict[str, int]] | None:
+    """(label, group, values) of a console line holding a snapshot, None for other lines;
+    ValueError for a snapshot line that is cut or garbled."""
+    position = line.find(PREFIX)
+    if position < 0:
+        return None
+    label, group, text = (line[position + len(PREFIX):].split(" ", 2) + ["", ""])[:3]
+    if label not in LABELS or not group:
+        raise ValueError(f"bad kernel-counter line: {line[position:][:80]!r}")
+    values = json.loads(text)
+    if not isinstance(values, dict) or not all(isinstance(v, int) for v in values.values()):
+        raise ValueError(f"kernel counters of {group} are not integers")
+    return label, group, values
+
+
+def flat(snapshot: dict[str, dict[str, int]]) -> dict[str, int]:
+    """`group.name` -> value for one snapshot's groups."""
+    return {f"{group}.{name}": value for group, values in snapshot.items()
+            for name, value in values.items()}
+
+
+def differences(record: dict[str, Any]) -> dict[str, int]:
+    """What each span changed (`run.<group>.<name>`, `roi.<group>.<name>`), per counter present
+    at both its ends: the end's value minus the start's, and for gauges the level at the end."""
+    changed = {}
+    for span, (start_label, end_label) in SPANS.items():
+        start = flat(record.get(start_label, {}))
+        for name, value in flat(record.get(end_label, {})).items():
+            if name not in start:
+                continue
+            gauge = name in GAUGES or name.startswith(GAUGE_PREFIXES)
+            changed[f"{span}.{name}"] = value if gauge else value - start[name]
+    return changed
+
+
+def columns(record: dict[str, Any]) -> dict[str, int]:
+    """The table's `kstat.<span>.<group>.<name>` columns of a point's kstats.json."""
+    return {f"kstat.{name}": value for name, value in differences(record).items()}

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Kernel counters at the edges of the region of interest: manylab_roi_begin(0) and
+ * manylab_roi_end(0) print one console line per group,
+ *   MANYLAB-KSTATS <label> <group> {"name":value,...}
+ * with label roi_begin or roi_end and group vmstat (/proc/vmstat), ldu (every file of
+ * /sys/kernel/mm/ldu/stats, LDU kernels) or finer_lru (debugfs finer_lru/batches, FinerLRU
+ * kernels with debugfs mounted). The lab stores the differences beside the plugin's ROI
+ * figures (manylab/kstats.py).
+ *
+ * Only open, read, getdents64 and write, into buffers on the stack: malloc may map memory, and
+ * a map is itself rmap and page traffic the counters would count.
+ */
+#ifndef MANYLAB_KSTATS_H
+#define MANYLAB_KSTATS_H
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MANYLAB_KSTATS_LDU_DIR "/sys/kernel/mm/ldu/stats"
+#define MANYLAB_KSTATS_FINER_LRU "/sys/kernel/debug/finer_lru/batches"
+#define MANYLAB_KSTATS_LINE_MAX 16384
+
+struct manylab_kstats_line {
+	char text[MANYLAB_KSTATS_LINE_MAX];
+	size_t len;
+	int values;
+};
+
+/* The file's bytes into buf, NUL-terminated; their count, or -1 when it cannot be read. */
+static inline ssize_t manylab_kstats_read(const char *path, char *buf, size_t size)
+{
+	ssize_t total = 0, n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)total < size - 1 && (n = read(fd, buf + total, size - 1 - total)) > 0)
+		total += n;
+	close(fd);
+	buf[total] = '\0';
+	return total;
+}
+
+static inline void manylab_kstats_start(struct manylab_kstats_line *line, const char *label,
+					const char *group)
+{
+	line->len = (size_t)snprintf(line->text, sizeof(line->text), "MANYLAB-KSTATS %s %s {",
+				     label, group);
+	line->values = 0;
+}
+
+/* Adds "prefix.name":value (prefix may be empty); a value that is not decimal digits, or
+ * one that does not fit the line, is left out. */
+static inline void manylab_kstats_add(struct manylab_kstats_line *line, const char *prefix,
+				      const char *name, size_t name_len, const char *value,
+				      size_t value_len)
+{
+	size_t need = strlen(prefix) + name_len + value_len + 8;
+	size_t i;
+
+	if (!value_len || line->len + need >= sizeof(line->text) - 3)
+		return;
+	for (i = 0; i < value_len; i++)
+		if (value[i] < '0' || value[i] > '9')
+			return;
+	line->len += (size_t)snprintf(line->text + line->len, sizeof(line->text) - line->len,
+				      "%s\"%s%s%.*s\":%.*s", line->values ? "," : "", prefix,
+				      *prefix ? "." : "", (int)name_len, name, (int)value_len,
+				      value);
+	line->values++;
+}
+
+static inline void manylab_kstats_finish(struct manylab_kstats_line *line)
+{
+	ssize_t n;
+	size_t done = 0;
+
+	line->text[line->len++] = '}';
+	line->text[line->len++] = '\n';
+	while (done < line->len && (n = write(1, line->text + done, line->len - done)) > 0)
+		done += (size_t)n;
+}
+
+/* "name value" lines (/proc/vmstat); with columns, "kind v1 v2 ..." lines whose values are
+ * named kind.column (a header line starting with "kind" is skipped). */
+static inline void manylab_kstats_table(struct manylab_kstats_line *line, char *text,
+					const char *const *columns)
+{
+	char *next, *word[8];
+	int n, c;
+
+	for (; *text; text = next) {
+		next = strchr(text, '\n');
+		next = next ? next + 1 : text + strlen(text);
+		for (n = 0; n < 8 && text < next;) {
+			while (text < next && (*text == ' ' || *text == '\n'))
+				*text++ = '\0';
+			if (text < next)
+				word[n++] = text;
+			while (text < next && *text != ' ' && *text != '\n')
+				text++;
+		}
+		if (n < 2 || !strcmp(word[0], "kind"))
+			continue;
+		if (!columns) {
+			manylab_kstats_add(line, "", word[0], strlen(word[0]), word[1],
+					   strlen(word[1]));
+			continue;
+		}
+		for (c = 0; columns[c] && c + 1 < n; c++)
+			manylab_kstats_add(line, word[0], columns[c], strlen(columns[c]),
+					   word[c + 1], strlen(word[c + 1]));
+	}
+}
+
+struct manylab_kstats_dirent {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+/* One value per file of a sysfs directory, named after the file. */
+static inline void manylab_kstats_dir(struct manylab_kstats_line *line, const char *dir)
+{
+	char entries[4096], path[256], value[64];
+	long n, at;
+	ssize_t len;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	while ((n = syscall(SYS_getdents64, fd, entries, sizeof(entries))) > 0) {
+		for (at = 0; at < n;) {
+			struct manylab_kstats_dirent *d = (void *)(entries + at);
+
+			at += d->reclen;
+			if (d->name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, d->name);
+			len = manylab_kstats_read(path, value, sizeof(value));
+			while (len > 0 && value[len - 1] == '\n')
+				value[--len] = '\0';
+			if (len > 0)
+				manylab_kstats_add(line, "", d->name, strlen(d->name), value,
+						   (size_t)len);
+		}
+	}
+	close(fd);
+}
+
+static inline void manylab_kstats(const char *label)
+{
+	static const char *const batch_columns[] = { "batches", "locks", "folios", NULL };
+	struct manylab_kstats_line line;
+	char text[16384];
+
+	fflush(stdout);
+	if (access(MANYLAB_KSTATS_LDU_DIR, F_OK) == 0) {
+		manylab_kstats_start(&line, label, "ldu");
+		manylab_kstats_dir(&line, MANYLAB_KSTATS_LDU_DIR);
+		manylab_kstats_finish(&line);
+	}
+	if (manylab_kstats_read(MANYLAB_KSTATS_FINER_LRU, text, sizeof(text)) > 0) {
+		manylab_kstats_start(&line, label, "finer_lru");
+		manylab_kstats_table(&line, text, batch_columns);
+		manylab_kstats_finish(&line);
+	}
+	if (manylab_kstats_read("/proc/vmstat", text, sizeof(text)) > 0) {
+		manylab_kstats_start(&line, label, "vmstat");
+		manylab_kstats_table(&line, text, NULL);
+		manylab_kstats_finish(&line);
+	}
+}
+
+#endif
