@@ -14,6 +14,10 @@ from manylab.params import PointParams
 from manylab.paths import PLUGIN_DIR
 
 
+class StaleBuild(LabError):
+    """A build older than the crate's sources: it would run code the sources no longer hold."""
+
+
 def built(env: str, file_name: str, what: str, crate: Path = PLUGIN_DIR) -> Path:
     """A file of the plugin crate's release build ($env overrides), or a LabError naming the
     fix when it is not built or older than the crate's sources."""
@@ -27,7 +31,7 @@ def built(env: str, file_name: str, what: str, crate: Path = PLUGIN_DIR) -> Path
         sources = [crate / "Cargo.toml", crate / "build.rs", *(crate / "src").rglob("*.rs")]
         newer = [s for s in sources if s.is_file() and s.stat().st_mtime > built_at]
         if newer:
-            raise LabError(f"{what} {path} is older than {newer[0]}: run cargo build --release "
+            raise StaleBuild(f"{what} {path} is older than {newer[0]}: run cargo build --release "
                            "in plugin/ (or scripts/setup.sh)")
     return path
 
@@ -59,6 +63,9 @@ def arguments(point: PointParams, stats_out: Path, system_map: Path) -> list[str
         args.append(f"quantum_outside={outside}")
     if point.machine.quantum_unit != "instructions":
         args.append(f"quantum_unit={point.machine.quantum_unit}")
+    if point.repeat > 0 and point.machine.quantum > 0:
+        # Lockstep replays a point exactly: repeat k starts the ROI's turns at other phases.
+        args.append(f"phase_seed={point.repeat}")
     if settings.nvmain_trace:
         if mode != "full":
             raise LabError("plugin.nvmain_trace = true needs plugin.enabled = true and "

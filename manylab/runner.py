@@ -62,6 +62,8 @@ def _image_key_now(arch: str) -> str:
 def _plugin_sha_now() -> str | None:
     try:
         return sha256_file(plugin.library())
+    except plugin.StaleBuild:
+        raise  # stored points cannot be judged against a build that is out of date
     except LabError:
         return None  # not built yet: build_for builds it, the points run anyway
 

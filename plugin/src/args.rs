@@ -71,6 +71,10 @@ pub struct Config {
     /// The turn length while no region of interest is open (boot, setup, teardown);
     /// `None`: `quantum` everywhere, 0: QEMU's own slices there.
     pub quantum_outside: Option<u64>,
+    /// Nonzero: when the first region opens, each vCPU's first turn is cut to a length drawn
+    /// from this seed and its index (`quantum::first_turn`), so that repeats of a point sample
+    /// different interleavings instead of replaying one.
+    pub phase_seed: u64,
     /// Write the memory-side requests of the regions as an NVMain trace to this file.
     pub nvmain_trace: Option<String>,
     /// Whose requests go into the NVMain trace.
@@ -78,7 +82,7 @@ pub struct Config {
 }
 
 pub const ARG_KEYS: &str =
-    "out, preset, sysmap, mode, checker, roi, mem, node_cpus, quantum, quantum_shared, quantum_unit, quantum_outside, nvmain_trace, nvmain_device, set.<key>";
+    "out, preset, sysmap, mode, checker, roi, mem, node_cpus, quantum, quantum_shared, quantum_unit, quantum_outside, phase_seed, nvmain_trace, nvmain_device, set.<key>";
 
 /// `<node>:<first>[-<last>]/<first>[-<last>]/...` (no commas: QEMU splits plugin args on them).
 fn parse_node_cpus(value: &str) -> Result<(u32, Vec<usize>), String> {
@@ -141,6 +145,7 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
         quantum_shared: 0,
         quantum_unit: QuantumUnit::Instructions,
         quantum_outside: None,
+        phase_seed: 0,
         nvmain_trace: None,
         nvmain_device: Select::Device(DeviceKind::Pcm),
     };
@@ -181,6 +186,7 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
             "quantum_shared" => cfg.quantum_shared = count(key, value)?,
             "quantum_unit" => cfg.quantum_unit = QuantumUnit::parse(value)?,
             "quantum_outside" => cfg.quantum_outside = Some(count(key, value)?),
+            "phase_seed" => cfg.phase_seed = count(key, value)?,
             "nvmain_trace" if value.is_empty() => cfg.nvmain_trace = None,
             "nvmain_trace" => cfg.nvmain_trace = Some(value.into()),
             "nvmain_device" => cfg.nvmain_device = Select::parse(value)?,
@@ -248,6 +254,8 @@ mod tests {
         assert_eq!((boot_only.quantum_at(true), boot_only.quantum_at(false)), (0, 5000));
         assert!(boot_only.switches_vcpus() && !parse(&["quantum=0"]).unwrap().switches_vcpus());
         assert!(parse(&["quantum_outside=x"]).unwrap_err().contains("quantum_outside"));
+        assert_eq!((cfg.phase_seed, parse(&["phase_seed=3"]).unwrap().phase_seed), (0, 3));
+        assert!(parse(&["phase_seed=-1"]).unwrap_err().contains("phase_seed"));
         assert_eq!(cfg.mode, Mode::Count);
         assert!(cfg.checker && cfg.roi == RoiGate::On && cfg.sysmap.is_none());
         assert_eq!(cfg.mem.len(), 2);

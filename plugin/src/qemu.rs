@@ -17,7 +17,7 @@ use crate::args::{self, Mode, RoiGate};
 use crate::atomics;
 use crate::coherence::Machine;
 use crate::nvmain_trace::NvmainTrace;
-use crate::quantum::QuantumUnit;
+use crate::quantum::{first_turn, QuantumUnit};
 use crate::report::{self, RunInfo};
 use crate::roi::{self, Isa, Marker, MarkerOp, Regions, Sample};
 use crate::stats::{Ctr, Stats};
@@ -382,7 +382,14 @@ unsafe extern "C" fn on_marker(_vcpu: c_uint, data: *mut c_void) {
         }
         regions.any_open()
     };
-    p.region_open.store(any_open, Relaxed);
+    let was_open = p.region_open.swap(any_open, Relaxed);
+    let quantum = p.config.quantum_at(true);
+    if any_open && !was_open && p.config.phase_seed != 0 && quantum > 0 {
+        let turn = p.config.quantum_unit.turn(quantum);
+        for (vcpu, c) in p.counters.iter().enumerate() {
+            c.turn_left.store(first_turn(turn, p.config.phase_seed, vcpu), Relaxed);
+        }
+    }
     if p.config.roi == RoiGate::Flush
         && p.instrument_memory.swap(any_open, Relaxed) != any_open
         && !p.reset_pending.swap(true, Relaxed)

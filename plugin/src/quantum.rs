@@ -49,6 +49,20 @@ impl QuantumUnit {
     }
 }
 
+/// The first turn of `vcpu` in the regions, `turn` units long at most: the whole turn for
+/// seed 0, else 1 to `turn` units drawn from the seed and the vCPU's index (splitmix64), so
+/// the vCPUs start the region at other phases of their turns.
+pub fn first_turn(turn: u64, seed: u64, vcpu: usize) -> u64 {
+    if seed == 0 || turn == 0 {
+        return turn;
+    }
+    let mut z = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(vcpu as u64);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    1 + z % turn
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +102,20 @@ mod tests {
         assert_eq!(turn_insts(c, 1000, 0, 0.125, 1.0), 8000);
         assert!(QuantumUnit::parse("ticks").unwrap_err().contains("quantum_unit"));
         assert_eq!(QuantumUnit::parse("cycles").unwrap().name(), "cycles");
+    }
+
+    #[test]
+    fn first_turns_are_whole_without_a_seed_and_spread_with_one() {
+        assert_eq!(first_turn(1000, 0, 5), 1000);
+        assert_eq!(first_turn(0, 7, 5), 0);
+        let turns: Vec<u64> = (0..64).map(|v| first_turn(1000, 1, v)).collect();
+        assert!(turns.iter().all(|&t| (1..=1000).contains(&t)));
+        assert_eq!(turns, (0..64).map(|v| first_turn(1000, 1, v)).collect::<Vec<_>>());
+        let distinct: std::collections::BTreeSet<u64> = turns.iter().copied().collect();
+        assert!(distinct.len() > 56, "{distinct:?}");
+        let low = turns.iter().filter(|&&t| t <= 500).count();
+        assert!((20..=44).contains(&low), "{low} of 64 in the lower half");
+        let other: Vec<u64> = (0..64).map(|v| first_turn(1000, 2, v)).collect();
+        assert_ne!(turns, other);
     }
 }

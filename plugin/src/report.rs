@@ -19,6 +19,8 @@ pub struct Interleave {
     pub quantum_unit: &'static str,
     /// The turn length while no region was open (0: QEMU's own slices there).
     pub quantum_outside: u64,
+    /// The seed of the vCPUs' first turns in the regions (0: whole turns).
+    pub phase_seed: u64,
     pub switches: u64,
     /// The switches made while no region was open.
     pub switches_outside: u64,
@@ -110,6 +112,7 @@ pub fn stats_json(run: &RunInfo, stats: &Stats, syms: &Symbols) -> String {
         if run.interleave.quantum_unit.is_empty() { "instructions" } else { run.interleave.quantum_unit },
     );
     w.field_u64("quantum_outside", run.interleave.quantum_outside);
+    w.field_u64("phase_seed", run.interleave.phase_seed);
     w.field_u64("switches", run.interleave.switches);
     w.field_u64("switches_outside", run.interleave.switches_outside);
     w.field_u64("short_turns", run.interleave.short_turns);

@@ -1299,4 +1299,3 @@ fn private_l2_hit_costs_its_own_latency_until_a_sibling_store_takes_the_line() {
     assert_eq!((m.lat, stall, cause), (10, 6, Some(Cause::L2Hit)));
     assert_eq!(total(&mut m).get(Ctr::Pl2Hits), 1);
 }
-

@@ -4,8 +4,9 @@ import os
 
 import pytest
 
+from manylab import plugin, runner
 from manylab.errors import LabError
-from manylab.plugin import built
+from manylab.plugin import StaleBuild, built
 
 
 def test_a_library_older_than_a_source_file_is_refused(tmp_path, monkeypatch):
@@ -30,3 +31,23 @@ def test_a_missing_library_names_the_setup_script(tmp_path, monkeypatch):
     monkeypatch.delenv("MANYLAB_PLUGIN", raising=False)
     with pytest.raises(LabError, match="is not built: run scripts/setup.sh"):
         built("MANYLAB_PLUGIN", "libx.so", "QEMU plugin", tmp_path)
+
+
+def test_a_stale_library_stops_the_staleness_check_of_stored_points(monkeypatch):
+    # A missing build is built before the points run; a stale one would make stored points
+    # look current (their plugin digest could not be compared), so the check says why.
+    def stale():
+        raise StaleBuild("QEMU plugin x.so is older than lib.rs: run cargo build --release")
+
+    runner._plugin_sha_now.cache_clear()
+    monkeypatch.setattr(plugin, "library", stale)
+    with pytest.raises(StaleBuild, match="cargo build --release"):
+        runner._plugin_sha_now()
+
+    def missing():
+        raise LabError("QEMU plugin x.so is not built: run scripts/setup.sh")
+
+    runner._plugin_sha_now.cache_clear()
+    monkeypatch.setattr(plugin, "library", missing)
+    assert runner._plugin_sha_now() is None
+    runner._plugin_sha_now.cache_clear()

@@ -190,3 +190,16 @@ def test_nodes_splitting_the_cpus_get_a_socket_each(write_spec):
                 "numa = [{size='512M', cpus='0,2'}, {size='512M', cpus='1,3'}]\n")
     argv = qemu.command(odd, Path("/k/vmlinux"), Path("/i.cpio"), None, None)
     assert argv[argv.index("-smp") + 1] == "4"
+
+
+def test_repeats_in_lockstep_seed_the_first_turns_and_repeat_0_replays(write_spec):
+    spec = specs.load(write_spec('[study]\nrepeats = 3\n[workload]\nname = "pwriter"\n'
+                                 "[machine]\nquantum = 1000\n"))
+    seeds = [[a for a in plugin.arguments(p.config, Path("/r/s.json"), Path("/k/S.map"))
+              if a.startswith("phase_seed=")] for p in plan.points(spec)]
+    assert seeds == [[], ["phase_seed=1"], ["phase_seed=2"]]
+    free = specs.load(write_spec('[study]\nrepeats = 2\n[workload]\nname = "pwriter"\n'
+                                 "[machine]\nquantum = 0\n"))
+    last = plan.points(free)[1].config
+    assert not any(a.startswith("phase_seed=") for a in
+                   plugin.arguments(last, Path("/r/s.json"), Path("/k/S.map")))

@@ -191,6 +191,7 @@ impl Plugin {
             quantum_shared: self.config.quantum_shared,
             quantum_unit: self.config.quantum_unit.name(),
             quantum_outside: self.config.quantum_at(false),
+            phase_seed: self.config.phase_seed,
             switches: sum(|c| &c.switches),
             switches_outside: sum(|c| &c.switches_outside),
             short_turns: sum(|c| &c.short_turns),
