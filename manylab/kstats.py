@@ -71,6 +71,11 @@ def parse_line(line: str) -> tuple[str, str, dict[str, int]] | None:
     return label, group, values
 
 
+def is_gauge(name: str) -> bool:
+    """Whether `group.name` is a level (shown as read at the end), not an event count."""
+    return name in GAUGES or name.startswith(GAUGE_PREFIXES)
+
+
 def flat(snapshot: dict[str, dict[str, int]]) -> dict[str, int]:
     """`group.name` -> value for one snapshot's groups."""
     return {f"{group}.{name}": value for group, values in snapshot.items()
@@ -86,8 +91,7 @@ def differences(record: dict[str, Any]) -> dict[str, int]:
         for name, value in flat(record.get(end_label, {})).items():
             if name not in start:
                 continue
-            gauge = name in GAUGES or name.startswith(GAUGE_PREFIXES)
-            changed[f"{span}.{name}"] = value if gauge else value - start[name]
+            changed[f"{span}.{name}"] = value if is_gauge(name) else value - start[name]
     return changed
 
 

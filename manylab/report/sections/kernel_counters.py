@@ -5,6 +5,7 @@ operation when the workload reports its operations (`result.ops`)."""
 
 from __future__ import annotations
 
+from manylab import kstats
 from manylab.report.axes import layout
 from manylab.report.kinds.common import first_lines
 from manylab.report.model import Context, Section, Table
@@ -33,12 +34,13 @@ def shown_columns(points: list[Record], group_name: str) -> list[str]:
 
 
 def cell(points: list[Record], column: str) -> str:
-    """Mean over the points, and per operation when they report operations."""
+    """Mean over the points, and per operation when they report operations (not for gauges:
+    a level at the end of the ROI)."""
     summary = aggregate(points, [], column).get(())
     if summary is None:
         return ""
     ops = aggregate(points, [], OPS).get(())
-    if ops is None or ops.mean <= 0:
+    if ops is None or ops.mean <= 0 or kstats.is_gauge(column.removeprefix(ROI)):
         return f"{summary.mean:,.0f}"
     return f"{summary.mean:,.0f} ({summary.mean / ops.mean:,.2f})"
 
