@@ -23,6 +23,8 @@ FINER_LRU_BATCHES = "/sys/kernel/debug/finer_lru/batches"
 GAUGES = ("ldu.queued",)
 GAUGE_PREFIXES = ("vmstat.nr_",)
 
+HELD = "/run/manylab-kstats-before"
+
 GUEST_FUNCTIONS = r"""manylab_kstats_setup() {
 	[ -d /sys/kernel/debug/finer_lru ] || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 }
@@ -46,14 +48,21 @@ manylab_kstats() {
 	done < /proc/vmstat
 	echo "MANYLAB-KSTATS $1 vmstat {${_ks#,}}"
 }
-""".replace("FINER_LRU_BATCHES", FINER_LRU_BATCHES)
+manylab_kstats_end() {
+	while read -r _ks; do echo "$_ks"; done < HELD
+	manylab_kstats after
+}
+""".replace("FINER_LRU_BATCHES", FINER_LRU_BATCHES).replace("HELD", HELD)
 
 
 def script_lines() -> list[str]:
-    """Run-script lines that snapshot before the workload and, from an EXIT trap, after it
-    (also when the workload's script ends with `exit`); the script's exit status is kept."""
-    return [GUEST_FUNCTIONS.rstrip("\n"), "manylab_kstats_setup", "manylab_kstats before",
-            "trap 'manylab_kstats after' EXIT"]
+    """Run-script lines that snapshot before the workload into a file and, from an EXIT trap
+    (also when the workload's script ends with `exit`), print it and snapshot after it; the
+    script's exit status is kept. The first snapshot is not printed at once: a long line still
+    leaving the serial port while the workload runs would interleave with any kernel report
+    the workload causes, and the report would not be recognised."""
+    return [GUEST_FUNCTIONS.rstrip("\n"), "manylab_kstats_setup",
+            f"manylab_kstats before > {HELD}", "trap manylab_kstats_end EXIT"]
 
 
 def parse_line(line: str) -> tuple[str, str, dict[str, int]] | None:

@@ -1,6 +1,7 @@
 """The lab's interleaving check on the real kernel: with the default quantum the contention probe
 sees atomic handoffs and contended lock acquisitions as on hardware, without it (QEMU's own
-slices) almost none, and in instruction time (icount) two identical runs count the same."""
+slices) almost none, and in instruction time (icount) two runs of one point count the same
+(repeats do not replay a point: repeat k > 0 seeds the first turns, README "Residuals")."""
 
 import json
 
@@ -13,7 +14,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 PROBE = """
 [study]
 name = "interleave"
-repeats = 2
 [machine]
 arch = "{arch}"
 vcpus = 4
@@ -25,10 +25,20 @@ args = {{ threads = "{{vcpus}}", iters = 50000 }}
 
 
 def probe_runs(tmp_path, arch: str) -> dict[tuple[int, int], tuple[dict, dict]]:
+    """(quantum, run) -> the probe's result line and stats: the study run twice, into two
+    result folders."""
     spec = tmp_path / "interleave.toml"
     spec.write_text(PROBE.format(arch=arch))
-    root = tmp_path / "results"
-    manylab("run", str(spec), "--results-root", str(root), "-j", "2")
+    runs = {}
+    for run in (0, 1):
+        root = tmp_path / f"results{run}"
+        manylab("run", str(spec), "--results-root", str(root), "-j", "2")
+        runs.update(((quantum, run), found) for quantum, found in probe_points(root).items())
+    assert len(runs) == 4
+    return runs
+
+
+def probe_points(root) -> dict[int, tuple[dict, dict]]:
     runs = {}
     for point_dir in point_dirs(root / "interleave"):
         result = result_of(point_dir)
@@ -39,17 +49,16 @@ def probe_runs(tmp_path, arch: str) -> dict[tuple[int, int], tuple[dict, dict]]:
         # the plugin loads for the switch alone: not at all with quantum 0
         assert (point_dir / "stats.json").exists() is (quantum > 0)
         stats = json.loads((point_dir / "stats.json").read_text()) if quantum else {}
-        runs[(quantum, params["repeat"])] = (line, stats)
-    assert len(runs) == 4
+        runs[quantum] = (line, stats)
     return runs
 
 
 @pytest.mark.parametrize("arch", ["x86_64", "arm64"])
 def test_the_quantum_makes_contention_visible_and_repeats_exactly(tmp_path, arch):
     runs = probe_runs(tmp_path, arch)
-    for repeat in (0, 1):
-        fine, _ = runs[(1000, repeat)]
-        coarse, _ = runs[(0, repeat)]
+    for run in (0, 1):
+        fine, _ = runs[(1000, run)]
+        coarse, _ = runs[(0, run)]
         assert fine["verified"] and coarse["verified"]
         assert fine["atomic_handoffs_per_1000"] >= 5, fine
         assert fine["lock_contended_share"] > 0.05, fine
@@ -59,6 +68,7 @@ def test_the_quantum_makes_contention_visible_and_repeats_exactly(tmp_path, arch
     assert switches["interleave"]["quantum"] == 1000
     assert switches["interleave"]["icount"] is True
     assert switches["interleave"]["switches"] > 1000
+    assert switches["interleave"]["phase_seed"] == 0  # one boot per point: whole first turns
     # Residual between identical runs in instruction time with -seed (README "Residuals"):
     # measured identical on both arches; 0.1% leaves room for QEMU's host-timed main loop.
     tolerance = 0.001

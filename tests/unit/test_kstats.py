@@ -71,7 +71,8 @@ def test_table_has_the_workloads_kernel_counter_changes(tmp_path):
 @pytest.mark.skipif(shutil.which("busybox") is None, reason="busybox (busybox-static) missing")
 def test_guest_snapshot_runs_in_busybox_sh_and_keeps_the_scripts_exit_status(tmp_path):
     script = tmp_path / "run.sh"
-    script.write_text("\n".join(kstats.script_lines()) + "\necho work\nexit 3\n")
+    lines = "\n".join(kstats.script_lines()).replace(kstats.HELD, str(tmp_path / "held"))
+    script.write_text(lines + "\necho work\nexit 3\n")
     done = subprocess.run(["busybox", "sh", str(script)], capture_output=True, text=True,
                           check=False)
     assert done.returncode == 3
@@ -81,7 +82,9 @@ def test_guest_snapshot_runs_in_busybox_sh_and_keeps_the_scripts_exit_status(tmp
     assert console.bad_kstats == 0
     assert set(console.kstats) == {"before", "after"}
     assert "pgfault" in console.kstats["after"]["vmstat"]  # the host's /proc/vmstat
-    assert done.stdout.splitlines().index("work") == 1  # before, work, after
+    # the snapshot before the workload is held in a file and printed after it
+    assert done.stdout.splitlines()[0] == "work"
+    assert (tmp_path / "held").read_text().startswith("MANYLAB-KSTATS before vmstat")
 
 
 HARNESS = r"""
@@ -95,13 +98,13 @@ int main(int argc, char **argv)
 
 	manylab_kstats_start(&line, "roi_begin", "dir");
 	manylab_kstats_dir(&line, argv[1]);
-	manylab_kstats_finish(&line);
+	manylab_kstats_finish(&line, 1);
 	manylab_kstats_start(&line, "roi_begin", "finer_lru");
 	manylab_kstats_table(&line, table, columns);
-	manylab_kstats_finish(&line);
+	manylab_kstats_finish(&line, 0);
 	manylab_kstats_start(&line, "roi_end", "vmstat");
 	manylab_kstats_table(&line, vmstat, NULL);
-	manylab_kstats_finish(&line);
+	manylab_kstats_finish(&line, 0);
 	return argc != 2;
 }
 """
@@ -122,6 +125,7 @@ def test_workload_side_snapshot_reads_a_sysfs_like_folder_and_tables(tmp_path):
                    check=True)
     done = subprocess.run([str(binary), str(folder)], capture_output=True, text=True,
                           check=True)
+    # the first line was held (as roi_begin's are) and comes out before the next one
     parsed = [kstats.parse_line(line) for line in done.stdout.splitlines()]
     assert parsed == [("roi_begin", "dir", {"push": 41, "fence": 0}),
                       ("roi_begin", "finer_lru", {"lru_add.batches": 5, "lru_add.locks": 6,

@@ -8,8 +8,11 @@
  * kernels with debugfs mounted). The lab stores the differences beside the plugin's ROI
  * figures (manylab/kstats.py).
  *
- * Only open, read, getdents64 and write, into buffers on the stack: malloc may map memory, and
- * a map is itself rmap and page traffic the counters would count.
+ * Only open, read, getdents64 and write, into static and stack buffers: malloc may map memory,
+ * and a map is itself rmap and page traffic the counters would count. The roi_begin lines are
+ * held until roi_end, and the console is drained after them: a long line still leaving the
+ * serial port while the ROI runs would interleave, character by character, with any kernel
+ * report (a panic, a lockdep splat) the ROI causes, and the report would not be recognised.
  */
 #ifndef MANYLAB_KSTATS_H
 #define MANYLAB_KSTATS_H
@@ -19,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <termios.h>
 #include <unistd.h>
 
 #define MANYLAB_KSTATS_LDU_DIR "/sys/kernel/mm/ldu/stats"
@@ -75,15 +79,33 @@ static inline void manylab_kstats_add(struct manylab_kstats_line *line, const ch
 	line->values++;
 }
 
-static inline void manylab_kstats_finish(struct manylab_kstats_line *line)
+static inline void manylab_kstats_write(const char *text, size_t len)
 {
 	ssize_t n;
 	size_t done = 0;
 
+	while (done < len && (n = write(1, text + done, len - done)) > 0)
+		done += (size_t)n;
+}
+
+/* Ends the line; holds it (hold) or writes it after every line held so far. */
+static inline void manylab_kstats_finish(struct manylab_kstats_line *line, int hold)
+{
+	static char held[3 * MANYLAB_KSTATS_LINE_MAX];
+	static size_t held_len;
+
 	line->text[line->len++] = '}';
 	line->text[line->len++] = '\n';
-	while (done < line->len && (n = write(1, line->text + done, line->len - done)) > 0)
-		done += (size_t)n;
+	if (hold) {
+		if (held_len + line->len <= sizeof(held)) {
+			memcpy(held + held_len, line->text, line->len);
+			held_len += line->len;
+		}
+		return;
+	}
+	manylab_kstats_write(held, held_len);
+	held_len = 0;
+	manylab_kstats_write(line->text, line->len);
 }
 
 /* "name value" lines (/proc/vmstat); with columns, "kind v1 v2 ..." lines whose values are
@@ -160,23 +182,26 @@ static inline void manylab_kstats(const char *label)
 	static const char *const batch_columns[] = { "batches", "locks", "folios", NULL };
 	struct manylab_kstats_line line;
 	char text[16384];
+	int hold = !strcmp(label, "roi_begin");
 
 	fflush(stdout);
 	if (access(MANYLAB_KSTATS_LDU_DIR, F_OK) == 0) {
 		manylab_kstats_start(&line, label, "ldu");
 		manylab_kstats_dir(&line, MANYLAB_KSTATS_LDU_DIR);
-		manylab_kstats_finish(&line);
+		manylab_kstats_finish(&line, hold);
 	}
 	if (manylab_kstats_read(MANYLAB_KSTATS_FINER_LRU, text, sizeof(text)) > 0) {
 		manylab_kstats_start(&line, label, "finer_lru");
 		manylab_kstats_table(&line, text, batch_columns);
-		manylab_kstats_finish(&line);
+		manylab_kstats_finish(&line, hold);
 	}
 	if (manylab_kstats_read("/proc/vmstat", text, sizeof(text)) > 0) {
 		manylab_kstats_start(&line, label, "vmstat");
 		manylab_kstats_table(&line, text, NULL);
-		manylab_kstats_finish(&line);
+		manylab_kstats_finish(&line, hold);
 	}
+	if (!hold)
+		tcdrain(1);
 }
 
 #endif
