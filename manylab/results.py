@@ -46,12 +46,20 @@ def point_row(point_dir: Path) -> dict[str, Any] | None:
     else:
         for index, output in enumerate(found.outputs):
             flatten(output, f"result{index}", row)
-    if found.stats is not None:
-        patterns = params.get("plugin", {}).get("functions", [])
-        row.update(stats_columns(found.stats, patterns))
-    if found.kstats is not None:
-        row.update(kstats.columns(found.kstats))
+    row.update(measured_columns(found))
     return row
+
+
+def measured_columns(found: pointdir.PointFiles) -> dict[str, Any]:
+    """A point's per-point figures: the plugin's or gem5's (`stats.*`, `fn.*`, `paths.*`,
+    `hotline.*`) and the kernel counters' changes (`kstat.*`)."""
+    columns: dict[str, Any] = {}
+    if found.stats is not None:
+        patterns = found.params.get("plugin", {}).get("functions", [])
+        columns.update(stats_columns(found.stats, patterns))
+    if found.kstats is not None:
+        columns.update(kstats.columns(found.kstats))
+    return columns
 
 
 def stats_columns(stats: dict[str, Any], patterns: list[str]) -> dict[str, Any]:

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from manylab import kstats, pointdir
-from manylab.results import flatten, stats_columns
+from manylab import pointdir
+from manylab.results import flatten, measured_columns
 from manylab.spec import SCHEMA
 
 Record = dict[str, Any]
@@ -45,11 +45,7 @@ def point_records(point_dir: Path) -> list[Record]:
                     "reason": result.get("reason") or ""}
     flatten({"timing": result.get("timing", {})}, "", base)
     flatten(found.params, "", base)
-    if found.stats is not None:
-        patterns = found.params.get("plugin", {}).get("functions", [])
-        base.update(stats_columns(found.stats, patterns))
-    if found.kstats is not None:
-        base.update(kstats.columns(found.kstats))
+    base.update(measured_columns(found))
     if not found.outputs:
         return [{**base, "line": 0}]
     records = []

@@ -2,6 +2,8 @@
 //! (`quantum_unit=cycles`: instructions x `core.cpi` + stall cycles / `core.mlp`, the vCPU's
 //! modelled clock), so that a vCPU that stalls more runs fewer instructions per turn.
 
+use crate::topology::mix;
+
 /// Cycles are counted in 1/1024ths, so that a block of a few instructions at a CPI below 1
 /// is not rounded away.
 pub const FIXED_ONE: u64 = 1024;
@@ -56,11 +58,7 @@ pub fn first_turn(turn: u64, seed: u64, vcpu: usize) -> u64 {
     if seed == 0 || turn == 0 {
         return turn;
     }
-    let mut z = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(vcpu as u64);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
-    1 + z % turn
+    1 + mix(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(vcpu as u64)) % turn
 }
 
 #[cfg(test)]

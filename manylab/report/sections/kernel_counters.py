@@ -10,7 +10,7 @@ from manylab.report.axes import layout
 from manylab.report.kinds.common import first_lines
 from manylab.report.model import Context, Section, Table
 from manylab.report.records import Record, is_number, numeric_columns, ok_records
-from manylab.report.stats import aggregate, sort_key
+from manylab.report.stats import aggregate, group, sort_key
 
 ROI = "kstat.roi."
 GROUPS = {"ldu": "LDU's log (/sys/kernel/mm/ldu/stats)",
@@ -53,17 +53,14 @@ def sections(ctx: Context) -> list[Section]:
     lay = layout(points, ctx.swept)
     keys = [*lay.series, lay.x] if lay.x in ctx.swept else list(lay.series)
     per_op = any(is_number(p.get(OPS)) for p in points)
+    settings = sorted(group(points, keys).items(), key=lambda kv: [sort_key(v) for v in kv[0]])
     tables = []
     for group_name, title in GROUPS.items():
         columns = shown_columns(points, group_name)
         if not columns:
             continue
-        by_setting: dict[tuple[object, ...], list[Record]] = {}
-        for point in points:
-            by_setting.setdefault(tuple(point.get(k) for k in keys), []).append(point)
         body = [[*map(str, combo), *(cell(members, c) for c in columns)]
-                for combo, members in sorted(by_setting.items(),
-                                             key=lambda kv: [sort_key(v) for v in kv[0]])]
+                for combo, members in settings]
         tables.append(Table(f"{title} over the ROI", [*keys, *(c.removeprefix(
             f"{ROI}{group_name}.") for c in columns)], body))
     if not tables:
