@@ -68,6 +68,8 @@ class PluginParams:
     mode: str
     roi: bool
     checker: bool
+    causal: bool
+    causal_lax: int
     nvmain_trace: bool
     set: Mapping[str, Any]
     functions: tuple[str, ...]

@@ -66,9 +66,7 @@ def describe(point: Point, keys: list[str]) -> str:
     """'machine.vcpus=4 workload.args.pattern=rand' for the swept keys of a point."""
     words = []
     for key in keys:
-        value: Any = point.params
-        for part in key.split("."):
-            value = value[part]
+        value = specs.lookup(point.params, key)
         words.append(f"{key.split('.')[-1]}={value}")
     return " ".join(words)
 

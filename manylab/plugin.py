@@ -63,6 +63,10 @@ def arguments(point: PointParams, stats_out: Path, system_map: Path) -> list[str
         args.append(f"quantum_outside={outside}")
     if point.machine.quantum_unit != "instructions":
         args.append(f"quantum_unit={point.machine.quantum_unit}")
+    if not settings.causal:
+        args.append("causal=off")
+    if settings.causal_lax:
+        args.append(f"causal_lax={settings.causal_lax}")
     if point.repeat > 0 and point.machine.quantum > 0:
         # Lockstep replays a point exactly: repeat k starts the ROI's turns at other phases.
         args.append(f"phase_seed={point.repeat}")

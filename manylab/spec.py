@@ -125,6 +125,11 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "mode": Field(str, "full", choices=("count", "full")),
         "roi": Field(bool, True, doc="model memory only inside ROI markers"),
         "checker": Field(bool, False),
+        "causal": Field(bool, True, doc="the causal clock: a vCPU that obtains a line another "
+                                        "vCPU stored ahead of its clock waits for that store"),
+        "causal_lax": Field(int, 0, check=_not_negative,
+                            doc="the causal clock's lax window in core cycles; 0 = one turn "
+                                "(machine.quantum, x core.cpi for instruction turns)"),
         "nvmain_trace": Field(bool, False, doc="write the ROI's PCM requests as an NVMain trace "
                                                "to <point>/nvmain.trace (mode full)"),
         "set": Field(dict, {}, sweep=False, doc="preset overrides, e.g. {'l2.size_kib'=512}"),
@@ -350,11 +355,27 @@ def _check_numa(path: Path, nodes: list[Any]) -> None:
 
 
 def _assign(point: dict[str, Any], dotted: str, value: Any) -> None:
+    """Sets a swept key; within a free-form table (`plugin.set`, `workload.args`) the rest of
+    the dotted name is one key, so `plugin.set.bw.behind_epochs` sets `bw.behind_epochs`."""
     parts = dotted.split(".")
     target = point
-    for part in parts[:-1]:
+    for i, part in enumerate(parts[:-1]):
+        if not isinstance(target.get(part), dict):
+            target[".".join(parts[i:])] = value
+            return
         target = target[part]
     target[parts[-1]] = value
+
+
+def lookup(point: dict[str, Any], dotted: str) -> Any:
+    """A swept key's value in a point, read as `_assign` wrote it."""
+    parts = dotted.split(".")
+    target = point
+    for i, part in enumerate(parts[:-1]):
+        if not isinstance(target.get(part), dict):
+            return target[".".join(parts[i:])]
+        target = target[part]
+    return target[parts[-1]]
 
 
 def _deep_copy(value: Any) -> Any:

@@ -73,6 +73,16 @@ REGISTRY: dict[str, Workload] = {w.name: w for w in (
         "think": Arg(int, doc="local loop iterations between two lock acquisitions"),
         "no_pin": NO_PIN_ARG,
     }, dir_option=None),
+    Workload("serialprobe", "serialisation probe: the same critical sections run by thread 0 "
+             "alone (ROI phase 1), under one spin lock (2), one mutex (3) and no lock (4); "
+             "locked / serial modelled time is 1.0 on hardware", {
+        "threads": WORKERS_ARG,
+        "sections": Arg(int, doc="critical sections per thread and phase"),
+        "work": Arg(int, doc="register-only arithmetic iterations per section"),
+        "lock": Arg(str, ("spin", "mutex", "none", "all"),
+                    doc="which of phases 2-4 run (the serial phase always does)"),
+        "no_pin": NO_PIN_ARG,
+    }, dir_option=None),
     Workload("memlat", "pointer-chase latency ladder: one rung (ROI phase) per working-set "
              "size, and a rung served from another CPU's cache", {
         "sizes": Arg((str, int), doc="working-set sizes, '16K,256K,4M,256M' (K/M/G)"),

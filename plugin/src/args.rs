@@ -75,6 +75,10 @@ pub struct Config {
     /// from this seed and its index (`quantum::first_turn`), so that repeats of a point sample
     /// different interleavings instead of replaying one.
     pub phase_seed: u64,
+    /// The causal clock (README "Modelled time"): on by default.
+    pub causal: bool,
+    /// Its lax window in core cycles; `None`: one turn (`Config::lax_cycles`).
+    pub causal_lax: Option<u64>,
     /// Write the memory-side requests of the regions as an NVMain trace to this file.
     pub nvmain_trace: Option<String>,
     /// Whose requests go into the NVMain trace.
@@ -82,7 +86,7 @@ pub struct Config {
 }
 
 pub const ARG_KEYS: &str =
-    "out, preset, sysmap, mode, checker, roi, mem, node_cpus, quantum, quantum_shared, quantum_unit, quantum_outside, phase_seed, nvmain_trace, nvmain_device, set.<key>";
+    "out, preset, sysmap, mode, checker, roi, mem, node_cpus, quantum, quantum_shared, quantum_unit, quantum_outside, phase_seed, causal, causal_lax, nvmain_trace, nvmain_device, set.<key>";
 
 /// `<node>:<first>[-<last>]/<first>[-<last>]/...` (no commas: QEMU splits plugin args on them).
 fn parse_node_cpus(value: &str) -> Result<(u32, Vec<usize>), String> {
@@ -111,11 +115,29 @@ impl Config {
         }
     }
 
+    /// The causal clock's lax window in core cycles: `causal_lax` if given, else one turn
+    /// inside the regions (instructions x `cpi` when turns count instructions), else
+    /// `LAX_WITHOUT_TURNS`; `None` with the causal clock off.
+    pub fn lax_cycles(&self, cpi: f64) -> Option<f64> {
+        if !self.causal {
+            return None;
+        }
+        Some(match (self.causal_lax, self.quantum, self.quantum_unit) {
+            (Some(lax), _, _) => lax as f64,
+            (None, 0, _) => LAX_WITHOUT_TURNS,
+            (None, q, QuantumUnit::Cycles) => q as f64,
+            (None, q, QuantumUnit::Instructions) => q as f64 * cpi,
+        })
+    }
+
     /// Whether the plugin ever makes a vCPU yield (and so needs the time-control handle).
     pub fn switches_vcpus(&self) -> bool {
         self.quantum_at(true) > 0 || self.quantum_at(false) > 0
     }
 }
+
+/// The lax window (cycles) when QEMU's own slices set the turns (`quantum=0`).
+pub const LAX_WITHOUT_TURNS: f64 = 1000.0;
 
 fn count(key: &str, value: &str) -> Result<u64, String> {
     value.parse().map_err(|_| format!("bad value '{value}' for {key}: expected a whole number"))
@@ -146,6 +168,8 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
         quantum_unit: QuantumUnit::Instructions,
         quantum_outside: None,
         phase_seed: 0,
+        causal: true,
+        causal_lax: None,
         nvmain_trace: None,
         nvmain_device: Select::Device(DeviceKind::Pcm),
     };
@@ -187,6 +211,8 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
             "quantum_unit" => cfg.quantum_unit = QuantumUnit::parse(value)?,
             "quantum_outside" => cfg.quantum_outside = Some(count(key, value)?),
             "phase_seed" => cfg.phase_seed = count(key, value)?,
+            "causal" => cfg.causal = on_off(key, value)?,
+            "causal_lax" => cfg.causal_lax = Some(count(key, value)?),
             "nvmain_trace" if value.is_empty() => cfg.nvmain_trace = None,
             "nvmain_trace" => cfg.nvmain_trace = Some(value.into()),
             "nvmain_device" => cfg.nvmain_device = Select::parse(value)?,

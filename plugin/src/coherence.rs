@@ -19,6 +19,7 @@ use crate::memory::DEVICE_KINDS;
 use crate::nvmain_trace::NvmainTrace;
 use crate::params::{Params, Pos, Protocol, LINE_BYTES, LINE_SHIFT};
 use crate::stats::{add_at, Cause, Ctr, FuncCtr, Msg, Stats, HOT_L1D_HITS, HOT_LOADS, HOT_STORES};
+use crate::smt::SmtCores;
 use crate::topology::{hops, LineRoute, Topology};
 
 const L1_S: u8 = 1;
@@ -103,6 +104,19 @@ pub struct Machine {
     /// Per vCPU, how far its clock was moved up (ns) since the last restart: a vCPU that was
     /// idle (no cycles) rejoins the others (`bandwidth.rs`, `Frontier`).
     idle_ns: Vec<f64>,
+    /// Per vCPU, how far the causal rule moved its clock up (ns) since the last restart.
+    wait_ns: Vec<f64>,
+    /// The causal clock's lax window (ns), `None` = off: a vCPU that obtains a line whose
+    /// last store lies more than this ahead of its clock waits for it (README "Modelled time").
+    pub causal_lax_ns: Option<f64>,
+    /// Per vCPU, the base cycles its SMT siblings took from it (`smt.rs`) since the last restart.
+    smt_cycles: Vec<f64>,
+    /// Which hardware threads are busy per core (`None`: no core hosts two vCPUs).
+    pub smt: Option<SmtCores>,
+    /// Bumped at every clock restart: write times of older generations are void.
+    clock_gen: u32,
+    /// The directory slot of the line access being modelled (`NO_ENTRY` for an L1D hit).
+    entry_slot: usize,
     frontier: Frontier,
     /// Where the vCPUs' instruction counts come from (the plugin's counters); without it,
     /// `test_insts`.
@@ -111,6 +125,7 @@ pub struct Machine {
 }
 
 const NO_MRU: u64 = u64::MAX;
+const NO_ENTRY: usize = usize::MAX;
 
 fn miss_counters(kind: MissKind, l1: bool) -> Ctr {
     match (kind, l1) {
@@ -138,6 +153,7 @@ impl Machine {
     pub fn new(params: Params, vcpus: usize, mem: MemoryMap, n_funcs: usize, checker: bool) -> Machine {
         let topo = Topology::with_layout(&params, vcpus, &mem);
         let n_cores = topo.n_cores;
+        let smt = SmtCores::new(params.threads_per_core, params.timing.smt_gain, &topo.vcpu_core, n_cores);
         let l1 = (0..topo.n_cores).map(|_| SetAssoc::new(&params.l1d)).collect();
         let l2 = (0..topo.tile_pos.len()).map(|_| SetAssoc::new(&params.l2)).collect();
         let data_flits = 1 + LINE_BYTES.div_ceil(params.flit_bytes as u64);
@@ -196,6 +212,12 @@ impl Machine {
             clock_stall: Vec::new(),
             clock_origin: Vec::new(),
             idle_ns: Vec::new(),
+            wait_ns: Vec::new(),
+            causal_lax_ns: None,
+            smt_cycles: Vec::new(),
+            smt,
+            clock_gen: 1,
+            entry_slot: NO_ENTRY,
             frontier: Frontier::default(),
             insts_of: None,
             test_insts: Vec::new(),
@@ -272,6 +294,7 @@ impl Machine {
             self.lat = l1;
             self.cause = Cause::L2Hit;
             self.queue_cycles = 0;
+            self.entry_slot = NO_ENTRY;
             let s1 = self.access_line(core, line, store);
             if self.lat > l1 && self.params.timing.enabled {
                 // The L1D hit latency is part of the base CPI: the access stalls for the rest;
@@ -285,6 +308,9 @@ impl Machine {
                     self.stats.stall(vcpu, Cause::Queue, queue, func);
                 }
                 add_at(&mut self.clock_stall, vcpu, stall);
+            }
+            if store && self.causal_lax_ns.is_some() && self.entry_slot != NO_ENTRY {
+                self.causal_stamp(self.entry_slot);
             }
             self.flush_pending();
             let m = self.mru_index(core, line);
@@ -318,11 +344,14 @@ impl Machine {
                 self.l1[core].set_state(s1, L1_M);
                 let s2 = self.l2_slot(tile, line);
                 self.l2[tile].set_state(s2, T_M);
+                self.entry_slot = self.l2[tile].word(s2) as usize;
                 return s1;
             }
             self.stats.add(Ctr::L1dUpgrades, 1);
             self.lat = self.params.timing.l2 as u64;
             let d = self.l2[tile].word(self.l2_slot(tile, line)) as usize;
+            self.entry_slot = d;
+            self.causal_wait(d);
             let mut e = self.dir.entries[d];
             self.make_writable(core, line, &mut e);
             self.dir.entries[d] = e;
@@ -339,6 +368,8 @@ impl Machine {
             Some(s2) => self.l2[tile].word(s2) as usize,
             None => self.dir.slot(line),
         };
+        self.entry_slot = d;
+        self.causal_wait(d);
         let mut e = self.dir.entries[d];
         let kind = DirEntry::classify(e.l1_seen, e.l1_lost_to_coherence, core);
         self.stats.add(miss_counters(kind, true), 1);
@@ -551,7 +582,52 @@ impl Machine {
         let (insts0, stall0) = self.clock_origin.get(vcpu).copied().unwrap_or((0, 0));
         let stall = self.clock_stall.get(vcpu).copied().unwrap_or(0);
         let cycles = insts.saturating_sub(insts0) as f64 * t.cpi + stall.saturating_sub(stall0) as f64 / t.mlp;
-        cycles / t.ghz + self.idle_ns.get(vcpu).copied().unwrap_or(0.0)
+        let smt = self.smt_cycles.get(vcpu).copied().unwrap_or(0.0);
+        (cycles + smt) / t.ghz
+            + self.idle_ns.get(vcpu).copied().unwrap_or(0.0)
+            + self.wait_ns.get(vcpu).copied().unwrap_or(0.0)
+    }
+
+    /// A block of `insts` instructions of `vcpu` in function `func` ran, in the kernel's idle
+    /// loop or not: the cycles its SMT siblings add to its base cycles (0 without sharing),
+    /// kept in its clock and charged to the function.
+    pub fn smt_block(&mut self, vcpu: usize, insts: u64, func: u32, idle: bool) -> f64 {
+        let Some(smt) = self.smt.as_mut() else { return 0.0 };
+        let slowdown = smt.block(vcpu, idle);
+        if slowdown == 1.0 {
+            return 0.0;
+        }
+        let extra = insts as f64 * self.params.timing.cpi * (slowdown - 1.0);
+        add_at(&mut self.smt_cycles, vcpu, extra);
+        self.stats.smt(vcpu, extra, func);
+        extra
+    }
+
+    /// The causal rule, at the directory lookup of a line access (entry `d`): a line last
+    /// stored by another vCPU more than the lax window ahead of this vCPU's clock cannot have
+    /// reached it earlier, so the clock moves up to that store's time and the gap is wait time,
+    /// charged to the accessing function and to the line. Before the access's own controller
+    /// bookings, which then happen at the moved clock.
+    fn causal_wait(&mut self, d: usize) {
+        let Some(lax) = self.causal_lax_ns else { return };
+        let e = &self.dir.entries[d];
+        if e.wgen != self.clock_gen || e.writer as usize == self.vcpu {
+            return;
+        }
+        let gap = e.wtime_ns - self.clock_ns(self.vcpu);
+        if gap > lax {
+            add_at(&mut self.wait_ns, self.vcpu, gap);
+            self.stats.wait(self.vcpu, gap * self.params.timing.ghz, self.func, self.current_line);
+        }
+    }
+
+    /// A store stamps its line (entry `d`) with the storing vCPU's clock after the access.
+    fn causal_stamp(&mut self, d: usize) {
+        let now = self.clock_ns(self.vcpu);
+        let e = &mut self.dir.entries[d];
+        e.wtime_ns = now;
+        e.wgen = self.clock_gen;
+        e.writer = self.vcpu as u16;
     }
 
     /// Sets every vCPU's clock to 0 (`vcpu_insts` = their instruction counts now) and forgets
@@ -564,6 +640,9 @@ impl Machine {
             .collect();
         self.ctrls.iter_mut().for_each(Controller::clear);
         self.idle_ns.clear();
+        self.wait_ns.clear();
+        self.smt_cycles.clear();
+        self.clock_gen = self.clock_gen.wrapping_add(1).max(1);
         self.frontier.clear();
     }
 

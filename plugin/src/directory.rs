@@ -27,6 +27,12 @@ pub struct DirEntry {
     pub l2_lost_to_coherence: u128,
     pub l1_seen: u128,
     pub l1_lost_to_coherence: u128,
+    /// The causal clock (README "Modelled time"): the modelled time (ns) of the last store to
+    /// the line that the model saw, by vCPU `writer`, in clock generation `wgen` (the clocks
+    /// restart at every region marker; an older generation's time means nothing).
+    pub wtime_ns: f64,
+    pub wgen: u32,
+    pub writer: u16,
 }
 
 pub const NO_TILE: u8 = u8::MAX;
@@ -41,6 +47,9 @@ impl Default for DirEntry {
             l2_lost_to_coherence: 0,
             l1_seen: 0,
             l1_lost_to_coherence: 0,
+            wtime_ns: 0.0,
+            wgen: 0,
+            writer: 0,
         }
     }
 }

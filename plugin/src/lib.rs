@@ -16,6 +16,7 @@ pub mod quantum;
 pub mod report;
 pub mod roi;
 pub mod running_vcpu;
+pub mod smt;
 pub mod stats;
 pub mod symbols;
 pub mod topology;
@@ -23,5 +24,7 @@ pub mod topology;
 #[cfg(not(test))]
 mod qemu;
 
+#[cfg(test)]
+mod causal_tests;
 #[cfg(test)]
 mod tests;

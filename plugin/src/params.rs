@@ -153,6 +153,8 @@ pub struct Timing {
     pub cpi: f64,
     /// Memory-level parallelism: stall cycles are divided by it (1 = no overlap).
     pub mlp: f64,
+    /// A core's instruction throughput with all its threads busy over one thread's (`smt.rs`).
+    pub smt_gain: f64,
     /// Load-to-use latency of an L1D hit (hidden in `cpi`: an access stalls for the part of its
     /// latency beyond this).
     pub l1: u32,
@@ -263,6 +265,7 @@ pub const KEYS: &[&str] = &[
     "core.ghz",
     "core.cpi",
     "core.mlp",
+    "core.smt_gain",
     "lat.l1",
     "lat.l2",
     "lat.dir",
@@ -368,6 +371,7 @@ fn knl_64() -> Params {
             ghz: 1.3,
             cpi: 1.0,
             mlp: 1.0,
+            smt_gain: 1.5,
             l1: 4,
             l2: 17,
             dir: 20,
@@ -420,6 +424,7 @@ fn altra_80() -> Params {
             ghz: 3.0,
             cpi: 0.5,
             mlp: 1.0,
+            smt_gain: 1.0,
             l1: 4,
             l2: 11,
             dir: 25,
@@ -470,6 +475,7 @@ fn icelake_32() -> Params {
             ghz: 2.0,
             cpi: 0.5,
             mlp: 1.0,
+            smt_gain: 1.3,
             l1: 5,
             l2: 14,
             dir: 15,
@@ -523,6 +529,7 @@ fn epyc2_64() -> Params {
             ghz: 2.0,
             cpi: 0.5,
             mlp: 1.0,
+            smt_gain: 1.25,
             l1: 4,
             l2: 34,
             dir: 50,
@@ -570,6 +577,7 @@ fn tiny_4() -> Params {
             ghz: 1.0,
             cpi: 1.0,
             mlp: 1.0,
+            smt_gain: 1.0,
             l1: 4,
             l2: 10,
             dir: 5,
@@ -783,6 +791,10 @@ impl Params {
                 _ => return Err(format!("bad value '{value}' for set.core.mlp: expected a number >= 1")),
             },
             "core.cpi" => self.timing.cpi = real(value)?,
+            "core.smt_gain" => match real(value)? {
+                x if x >= 1.0 => self.timing.smt_gain = x,
+                _ => return Err(format!("bad value '{value}' for set.core.smt_gain: expected a number >= 1")),
+            },
             "lat.l1" => self.timing.l1 = parse_num(key, value, "an integer")?,
             "lat.l2" => self.timing.l2 = parse_num(key, value, "an integer")?,
             "lat.dir" => self.timing.dir = parse_num(key, value, "an integer")?,
@@ -854,6 +866,7 @@ impl Params {
             "core.ghz" => t.ghz.to_string(),
             "core.cpi" => t.cpi.to_string(),
             "core.mlp" => t.mlp.to_string(),
+            "core.smt_gain" => t.smt_gain.to_string(),
             "lat.l1" => t.l1.to_string(),
             "lat.l2" => t.l2.to_string(),
             "lat.dir" => t.dir.to_string(),
@@ -1046,6 +1059,7 @@ impl Params {
         w.field_f64("core.ghz", t.ghz);
         w.field_f64("core.cpi", t.cpi);
         w.field_f64("core.mlp", t.mlp);
+        w.field_f64("core.smt_gain", t.smt_gain);
         for (name, v) in [
             ("lat.l1", t.l1),
             ("lat.l2", t.l2),

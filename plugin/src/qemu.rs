@@ -17,7 +17,8 @@ use crate::args::{self, Mode, RoiGate};
 use crate::atomics;
 use crate::coherence::Machine;
 use crate::nvmain_trace::NvmainTrace;
-use crate::quantum::{first_turn, QuantumUnit};
+use crate::quantum::{first_turn, QuantumUnit, FIXED_ONE};
+use crate::smt;
 use crate::report::{self, RunInfo};
 use crate::roi::{self, Isa, Marker, MarkerOp, Regions, Sample};
 use crate::stats::{Ctr, Stats};
@@ -100,6 +101,7 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
         (config.mode == Mode::Full).then(|| Machine::new(params.clone(), max_vcpus, mem, n_ids, config.checker));
     if let Some(m) = machine.as_mut() {
         m.insts_of = Some(vcpu_insts);
+        m.causal_lax_ns = config.lax_cycles(params.timing.cpi).map(|c| c / params.timing.ghz);
     }
     if let (Some(path), Some(m)) = (&config.nvmain_trace, machine.as_mut()) {
         m.nvmain = Some(Box::new(NvmainTrace::create(path, config.nvmain_device, all_insts)?));
@@ -111,6 +113,8 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
         let first = if config.quantum_at(false) > 0 { config.quantum_at(false) } else { config.quantum };
         c.turn_left.store(config.quantum_unit.turn(first), Relaxed);
     }
+    let smt = machine.as_ref().is_some_and(|m| m.smt.is_some());
+    let idle_funcs = (0..n_ids as u32).map(|id| smt::IDLE_FUNCTIONS.contains(&syms.name(id))).collect();
     let running = (serial_tcg && max_vcpus > 1).then(|| RunningVcpu::new(&target, config.sysmap.as_deref(), max_vcpus));
     let plugin = Plugin {
         id,
@@ -130,6 +134,8 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
         reset_pending: AtomicBool::new(false),
         serial_tcg,
         started: Instant::now(),
+        smt,
+        idle_funcs,
         config,
         params,
     };
@@ -263,14 +269,16 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, data: *mut c_void) {
         None => vcpu as usize,
     };
     let c = &p.counters[vcpu];
+    let func = (data >> TB_FUNC_SHIFT) as u32;
     bump(&c.insts, n);
-    bump(&p.func_insts[vcpu][(data >> TB_FUNC_SHIFT) as usize], n);
+    bump(&p.func_insts[vcpu][func as usize], n);
+    let smt_cycles = if p.smt && !outside_regions(p) { p.smt_block(vcpu, n, func) } else { 0.0 };
     let inside = p.region_open.load(Relaxed);
     let quantum = p.config.quantum_at(inside);
     if quantum > 0 {
         let cost = match p.config.quantum_unit {
             QuantumUnit::Instructions => n,
-            QuantumUnit::Cycles => p.turn_cost(vcpu, c, n),
+            QuantumUnit::Cycles => p.turn_cost(vcpu, c, n) + (smt_cycles * FIXED_ONE as f64).round() as u64,
         };
         p.spend_turn(c, cost, quantum, inside);
     }

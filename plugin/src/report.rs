@@ -7,7 +7,9 @@ use crate::stats::{in_summary, Stats};
 use crate::symbols::Symbols;
 
 /// 2: `time.*` statistics, `mem.*.service_ns` (was `time_ns`), `mem.*.dirty_at_end`, per-function
-/// `stall_cycles`, per-region `time.vcpus`.
+/// `stall_cycles`, per-region `time.vcpus`; since the causal clock also `time.wait`, per-vCPU,
+/// per-function and per-hot-line `wait_cycles`, per-function `base_cycles` and `cycles`, and
+/// `params.clock.*` (fields added, none changed).
 pub const SCHEMA: &str = "manylab-stats/2";
 
 /// How the vCPUs took turns: the quantum switch's settings and what it did.
@@ -96,6 +98,8 @@ pub fn stats_json(run: &RunInfo, stats: &Stats, syms: &Symbols) -> String {
     w.field_u64("markers", run.markers);
     w.field_u64("directory.lines", run.directory_lines as u64);
     w.field_str("model.lock", run.model_lock);
+    w.field_bool("clock.causal", run.config.causal);
+    w.field_f64("clock.lax_cycles", run.config.lax_cycles(run.params.timing.cpi).unwrap_or(0.0));
     w.field_str(
         "determinism",
         "counts are a function of the guest's access order: repeatable under single-threaded TCG \

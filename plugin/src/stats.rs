@@ -117,8 +117,12 @@ pub enum FuncCtr {
     CohMsgs,
     Invalidations,
     StallCycles,
+    /// Cycles the causal rule moved the clock up at this function's accesses (rounded).
+    WaitCycles,
+    /// Base cycles SMT siblings took from this function's instructions (rounded).
+    SmtCycles,
 }
-pub const N_FUNC_CTR: usize = 5;
+pub const N_FUNC_CTR: usize = 7;
 
 /// What an access stalled on: where its data came from (or the upgrade it needed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,6 +158,8 @@ pub struct HotLine {
     pub coh_msgs: u64,
     pub invalidations: u64,
     pub last_vaddr: u64,
+    /// Cycles vCPUs waited for this line (the causal rule).
+    pub wait_cycles: f64,
 }
 
 pub struct Slot {
@@ -177,6 +183,10 @@ pub struct Slot {
     pub vcpu_stall: Vec<u64>,
     pub vcpu_insts: Vec<u64>,
     pub vcpu_idle: Vec<f64>,
+    /// Per vCPU: wait cycles (the causal rule moved its clock up to data another vCPU stored).
+    pub vcpu_wait: Vec<f64>,
+    /// Per vCPU: base cycles its SMT siblings took from it (`smt.rs`).
+    pub vcpu_smt: Vec<f64>,
     pub pcm_line_writes: LineMap<u32>,
     pub hot_lines: LineMap<HotLine>,
     pub funcs: Vec<[u64; N_FUNC_CTR]>,
@@ -201,6 +211,8 @@ impl Slot {
             vcpu_stall: Vec::new(),
             vcpu_insts: Vec::new(),
             vcpu_idle: Vec::new(),
+            vcpu_wait: Vec::new(),
+            vcpu_smt: Vec::new(),
             pcm_line_writes: LineMap::default(),
             hot_lines: LineMap::default(),
             funcs: vec![[0; N_FUNC_CTR]; n_funcs],
@@ -290,7 +302,7 @@ impl Slot {
         out.push(("mem.dirty_at_end".into(), dirty));
         out.push(("mem.bytes".into(), (reads + writes) * LINE_BYTES as f64));
         // Per controller (DDR ones first, then the EDCs; README "Memory bandwidth").
-        let modelled_ns = self.vcpu_cycles(p).iter().map(|v| v.3).fold(0.0, f64::max) / p.timing.ghz;
+        let modelled_ns = self.vcpu_cycles(p).iter().map(|v| v.cycles).fold(0.0, f64::max) / p.timing.ghz;
         let n_mc = p.mc_ddr.len() + p.mc_mcdram.len();
         for k in 0..n_mc {
             let lines = self.mc_lines.get(k).copied().unwrap_or(0) as f64;
@@ -308,17 +320,23 @@ impl Slot {
         out
     }
 
-    /// Per vCPU: (instructions, stall cycles before the division, idle cycles, modelled
-    /// cycles = instructions x CPI + stall / MLP + idle).
-    pub fn vcpu_cycles(&self, p: &Params) -> Vec<(u64, u64, f64, f64)> {
+    /// Per vCPU: its instructions, stall cycles (before the division), SMT, idle and wait
+    /// cycles and modelled cycles = instructions x CPI + SMT + stall / MLP + idle + wait.
+    pub fn vcpu_cycles(&self, p: &Params) -> Vec<VcpuCycles> {
         let t = &p.timing;
-        let n = self.vcpu_insts.len().max(self.vcpu_stall.len()).max(self.vcpu_idle.len());
+        let n = [&self.vcpu_idle, &self.vcpu_wait, &self.vcpu_smt]
+            .iter()
+            .map(|v| v.len())
+            .fold(self.vcpu_insts.len().max(self.vcpu_stall.len()), usize::max);
         (0..n)
             .map(|v| {
                 let insts = self.vcpu_insts.get(v).copied().unwrap_or(0);
                 let stall = self.vcpu_stall.get(v).copied().unwrap_or(0);
                 let idle = self.vcpu_idle.get(v).copied().unwrap_or(0.0);
-                (insts, stall, idle, insts as f64 * t.cpi + stall as f64 / t.mlp + idle)
+                let wait = self.vcpu_wait.get(v).copied().unwrap_or(0.0);
+                let smt = self.vcpu_smt.get(v).copied().unwrap_or(0.0);
+                let cycles = insts as f64 * t.cpi + smt + stall as f64 / t.mlp + idle + wait;
+                VcpuCycles { insts, stall, smt, idle, wait, cycles }
             })
             .collect()
     }
@@ -327,12 +345,15 @@ impl Slot {
     fn time_scalars(&self, p: &Params, out: &mut Vec<(String, f64)>) {
         let t = &p.timing;
         let per_vcpu = self.vcpu_cycles(p);
-        let (mut critical, mut max_cycles, mut sum_cycles, mut idle) = (0usize, 0.0f64, 0.0f64, 0.0f64);
-        for (v, &(_, _, idle_cycles, cycles)) in per_vcpu.iter().enumerate() {
-            sum_cycles += cycles;
-            idle += idle_cycles;
-            if cycles > max_cycles {
-                (critical, max_cycles) = (v, cycles);
+        let (mut critical, mut max_cycles, mut sum_cycles) = (0usize, 0.0f64, 0.0f64);
+        let (mut idle, mut wait, mut smt) = (0.0f64, 0.0f64, 0.0f64);
+        for (v, c) in per_vcpu.iter().enumerate() {
+            sum_cycles += c.cycles;
+            idle += c.idle;
+            wait += c.wait;
+            smt += c.smt;
+            if c.cycles > max_cycles {
+                (critical, max_cycles) = (v, c.cycles);
             }
         }
         let insts = self.get(Ctr::Insts) as f64;
@@ -342,8 +363,10 @@ impl Slot {
         out.push(("time.critical_vcpu".into(), critical as f64));
         out.push(("time.cycles.sum".into(), sum_cycles));
         out.push(("time.base_cycles".into(), insts * t.cpi));
-        out.push(("time.cpi".into(), if insts > 0.0 { (sum_cycles - idle) / insts } else { 0.0 }));
+        out.push(("time.cpi".into(), if insts > 0.0 { (sum_cycles - idle - wait) / insts } else { 0.0 }));
         out.push(("time.idle".into(), idle));
+        out.push(("time.wait".into(), wait));
+        out.push(("time.smt".into(), smt));
         out.push(("time.stall".into(), stall as f64));
         out.push(("time.stall.effective".into(), stall as f64 / t.mlp));
         for (i, name) in CAUSE_NAMES.iter().enumerate() {
@@ -386,6 +409,7 @@ impl Slot {
             w.field_str("symbol", &syms.data_name(hot.last_vaddr).unwrap_or_default());
             w.field_u64("coh.msgs", hot.coh_msgs);
             w.field_u64("coh.invalidations", hot.invalidations);
+            w.field_f64("wait_cycles", hot.wait_cycles);
             w.end_object();
         }
         w.end_array();
@@ -410,24 +434,43 @@ impl Slot {
             w.field_u64("l2.misses", self.funcs[i][FuncCtr::L2Misses as usize]);
             w.field_u64("coh.msgs", self.funcs[i][FuncCtr::CohMsgs as usize]);
             w.field_u64("coh.invalidations", self.funcs[i][FuncCtr::Invalidations as usize]);
-            w.field_u64("stall_cycles", self.funcs[i][FuncCtr::StallCycles as usize]);
+            let stall = self.funcs[i][FuncCtr::StallCycles as usize];
+            let wait = self.funcs[i][FuncCtr::WaitCycles as usize];
+            let base = self.func_insts[i] as f64 * p.timing.cpi + self.funcs[i][FuncCtr::SmtCycles as usize] as f64;
+            w.field_u64("stall_cycles", stall);
+            w.field_f64("base_cycles", base);
+            w.field_u64("wait_cycles", wait);
+            w.field_f64("cycles", base + stall as f64 / p.timing.mlp + wait as f64);
             w.end_object();
         }
         w.end_array();
 
         w.field_array("time.vcpus");
-        for (v, (insts, stall, idle, cycles)) in self.vcpu_cycles(p).into_iter().enumerate() {
+        for (v, c) in self.vcpu_cycles(p).into_iter().enumerate() {
             w.element_object();
             w.field_u64("vcpu", v as u64);
-            w.field_u64("insts", insts);
-            w.field_u64("stall_cycles", stall);
-            w.field_f64("idle_cycles", idle);
-            w.field_f64("cycles", cycles);
+            w.field_u64("insts", c.insts);
+            w.field_u64("stall_cycles", c.stall);
+            w.field_f64("idle_cycles", c.idle);
+            w.field_f64("smt_cycles", c.smt);
+            w.field_f64("wait_cycles", c.wait);
+            w.field_f64("cycles", c.cycles);
             w.end_object();
         }
         w.end_array();
         w.end_object();
     }
+}
+
+/// One vCPU's share of a slot's modelled time (`Slot::vcpu_cycles`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct VcpuCycles {
+    pub insts: u64,
+    pub stall: u64,
+    pub smt: f64,
+    pub idle: f64,
+    pub wait: f64,
+    pub cycles: f64,
 }
 
 /// Adds `x` to `v[i]`, growing `v` with zeros to reach `i` (per-vCPU and per-controller tallies
@@ -602,6 +645,29 @@ impl Stats {
     pub fn idle(&mut self, vcpu: usize, cycles: f64) {
         for &s in &self.active {
             add_at(&mut self.slots[s].vcpu_idle, vcpu, cycles);
+        }
+    }
+
+    /// `vcpu` waited `cycles` for `line`, stored by another vCPU, at an access of `func`.
+    pub fn wait(&mut self, vcpu: usize, cycles: f64, func: u32, line: u64) {
+        for &s in &self.active {
+            let slot = &mut self.slots[s];
+            add_at(&mut slot.vcpu_wait, vcpu, cycles);
+            slot.hot_lines.entry(line).or_default().wait_cycles += cycles;
+            if (func as usize) < self.n_funcs {
+                slot.funcs[func as usize][FuncCtr::WaitCycles as usize] += cycles.round() as u64;
+            }
+        }
+    }
+
+    /// SMT siblings took `cycles` base cycles from `vcpu` in a block of `func`.
+    pub fn smt(&mut self, vcpu: usize, cycles: f64, func: u32) {
+        for &s in &self.active {
+            let slot = &mut self.slots[s];
+            add_at(&mut slot.vcpu_smt, vcpu, cycles);
+            if (func as usize) < self.n_funcs {
+                slot.funcs[func as usize][FuncCtr::SmtCycles as usize] += cycles.round() as u64;
+            }
         }
     }
 

@@ -986,7 +986,8 @@ fn a_vcpu_far_behind_rejoins_the_others_idle_not_stalled() {
     assert_eq!((s.get(Ctr::QueueLate), s.stall[Cause::Queue as usize]), (1, 27));
     let v: std::collections::HashMap<String, f64> = s.scalars(&p).into_iter().collect();
     assert_eq!(v["time.idle"], 1200.0);
-    assert_eq!(s.vcpu_cycles(&p)[1], (0, 73 + 100, 1200.0, 1373.0));
+    let c = s.vcpu_cycles(&p)[1];
+    assert_eq!((c.insts, c.stall, c.idle, c.wait, c.cycles), (0, 73 + 100, 1200.0, 0.0, 1373.0));
 }
 
 #[test]
@@ -1298,4 +1299,32 @@ fn private_l2_hit_costs_its_own_latency_until_a_sibling_store_takes_the_line() {
     let (stall, cause) = stall_of(&mut m, |m| read(m, 0, 0));
     assert_eq!((m.lat, stall, cause), (10, 6, Some(Cause::L2Hit)));
     assert_eq!(total(&mut m).get(Ctr::Pl2Hits), 1);
+}
+
+#[test]
+fn smt_siblings_busy_together_take_base_cycles_from_each_other() {
+    // tiny-4 with 2 threads per core and 8 vCPUs: vCPU v on core v mod 4 (scatter), so 0 and
+    // 4 share core 0. Gain 1.6: both busy, each runs 2 / 1.6 = 1.25x its base cycles.
+    let mut p = tiny();
+    p.set("threads_per_core", "2").unwrap();
+    p.set("core.smt_gain", "1.6").unwrap();
+    let mut m = Machine::new(p, 8, MemoryMap::new(vec![]).unwrap(), 3, true);
+    m.test_insts = vec![0; 8];
+    assert_eq!(m.smt_block(0, 100, 1, false), 25.0);
+    assert_eq!(m.smt_block(4, 100, 2, false), 25.0);
+    assert_eq!(m.smt_block(1, 100, 1, false), 25.0); // vCPU 5 has not idled yet: busy
+    assert_eq!(m.smt_block(5, 10, 0, true), 0.0); // vCPU 5 in the idle loop
+    assert_eq!(m.smt_block(1, 100, 1, false), 0.0);
+    m.test_insts[0] = 100;
+    assert_eq!(m.clock_ns(0), 125.0);
+    let params = m.params.clone();
+    let s = total(&mut m);
+    assert_eq!(s.vcpu_smt[..2], [25.0, 25.0]);
+    assert_eq!(s.funcs[1][crate::stats::FuncCtr::SmtCycles as usize], 50);
+    let v: std::collections::HashMap<String, f64> = s.scalars(&params).into_iter().collect();
+    assert_eq!(v["time.smt"], 75.0);
+    // One thread per core (the preset): no sibling, no model.
+    let mut m = machine(tiny(), 4, vec![]);
+    assert!(m.smt.is_none());
+    assert_eq!(m.smt_block(0, 100, 0, false), 0.0);
 }

@@ -13,7 +13,7 @@ from manylab.workloads import REGISTRY
 
 REPO = Path(__file__).resolve().parents[2]
 COMPILED = ("pwriter", "forkbench", "falseshare", "lrustress", "forkstress", "contention",
-            "ldustress")
+            "ldustress", "serialprobe")
 
 
 @pytest.fixture(scope="module")
@@ -112,6 +112,35 @@ def test_contention_runs_one_loop_alone(binaries):
     assert "padded_handoffs" not in line and line["verified"] is True
 
 
+def test_serialprobe_runs_every_phase_with_one_checksum(binaries):
+    out = run(binaries["serialprobe"], "--threads", "2", "--sections", "2", "--work", "1000")
+    assert out.returncode == 0, out.stderr
+    (line,) = parsed(out.stdout).results
+    assert line["workload"] == "serialprobe" and line["verified"] is True
+    assert (line["threads"], line["sections"], line["work"], line["lock"]) == (2, 2, 1000, "all")
+    assert line["phases"] == ["serial", "spin", "mutex", "none"]
+    assert [line[f"{p}_phase"] for p in line["phases"]] == [1, 2, 3, 4]
+    assert line["sections_per_phase"] == 4
+    for lock in ("spin", "mutex"):
+        assert 0 <= line[f"{lock}_contended"] <= 4
+        assert line[f"{lock}_contended_share"] == pytest.approx(line[f"{lock}_contended"] / 4)
+    assert "none_contended" not in line and "serial_contended" not in line
+    assert len(line["checksum"]) == 16 and int(line["checksum"], 16)
+
+
+def test_serialprobe_keeps_phase_numbers_and_the_checksum_for_one_lock(binaries):
+    out = run(binaries["serialprobe"], "--threads", "3", "--sections", "2", "--work", "1000")
+    full = parsed(out.stdout).results[0]
+    out = run(binaries["serialprobe"], "--threads", "3", "--sections", "2", "--work", "1000",
+              "--lock", "mutex", "--no-pin")
+    assert out.returncode == 0, out.stderr
+    (line,) = parsed(out.stdout).results
+    assert line["phases"] == ["serial", "mutex"] and line["mutex_phase"] == 3
+    assert "spin_s" not in line and "none_s" not in line and line["pin"] is False
+    # the sections' arithmetic depends on (thread, section) only, not on the phase or the lock
+    assert line["checksum"] == full["checksum"] and line["verified"] is True
+
+
 def test_ldustress_races_forks_and_truncation_on_the_host(binaries, tmp_path):
     # --min-file-checks: past the 2 s, until one truncation check was conclusive (a loaded
     # host may not finish one in 2 s; the workload stops at 20 s regardless)
@@ -127,6 +156,8 @@ def test_ldustress_races_forks_and_truncation_on_the_host(binaries, tmp_path):
 
 def test_bad_values_exit_2(binaries):
     assert run(binaries["contention"], "--mode", "spin").returncode == 2
+    assert run(binaries["serialprobe"], "--lock", "ticket").returncode == 2
+    assert run(binaries["serialprobe"], "--sections", "0").returncode == 2
     # manylab_threads.h: an integer in range, the whole text, or exit 2 naming the option
     for bad in ("0", "12x", "", "600"):
         out = run(binaries["contention"], "--threads", bad)

@@ -51,6 +51,20 @@ args = { procs = "{vcpus}", pattern = ["seq", "rand"] }
     assert len(plan.points(spec)) == 16
 
 
+def test_a_dotted_set_key_sweeps_as_one_key(write_spec):
+    spec = specs.load(write_spec("""
+[workload]
+name = "pwriter"
+[plugin]
+set = { "bw.behind_epochs" = [2, 8], "core.cpi" = 1 }
+"""))
+    points = plan.points(spec)
+    assert [p.params["plugin"]["set"] for p in points] == [
+        {"bw.behind_epochs": 2, "core.cpi": 1}, {"bw.behind_epochs": 8, "core.cpi": 1}]
+    assert [plan.describe(p, plan.swept_keys(spec)) for p in points] == [
+        "behind_epochs=2", "behind_epochs=8"]
+
+
 def test_a_single_list_valued_key_is_not_a_sweep(write_spec):
     spec = specs.load(write_spec(MINIMAL + '[kernel]\nfragments = ["debug", "lockstat"]\n'))
     assert spec.sweeps == {}

@@ -82,6 +82,10 @@ pub(super) struct Plugin {
     pub(super) serial_tcg: bool,
     pub(super) reset_pending: AtomicBool,
     pub(super) started: Instant,
+    /// Some core hosts two vCPUs (full mode): blocks feed the SMT model (`smt.rs`).
+    pub(super) smt: bool,
+    /// Per symbol id: a function of the kernel's idle loop (`smt::IDLE_FUNCTIONS`).
+    pub(super) idle_funcs: Box<[bool]>,
 }
 
 pub(super) static PLUGIN: OnceLock<Plugin> = OnceLock::new();
@@ -151,6 +155,20 @@ impl Plugin {
         let stall = model.machine.as_ref().map_or(0, |m| m.stall_cycles(vcpu));
         let seen = c.stall_seen.swap(stall, Relaxed);
         self.config.quantum_unit.cost(n, stall.saturating_sub(seen), t.cpi, t.mlp)
+    }
+
+    /// A block of `n` instructions in function `func` ran on `vcpu`: the base cycles its SMT
+    /// siblings added (`Machine::smt_block`).
+    #[inline(never)]
+    pub(super) fn smt_block(&self, vcpu: usize, n: u64, func: u32) -> f64 {
+        let idle = self.idle_funcs.get(func as usize).copied().unwrap_or(false);
+        let block = |model: &mut Model| model.machine.as_mut().map_or(0.0, |m| m.smt_block(vcpu, n, func, idle));
+        if self.serial_tcg {
+            // SAFETY: single-threaded TCG runs every vCPU and every callback on one thread.
+            block(unsafe { self.model.get_unsynchronized() })
+        } else {
+            block(&mut self.lock_model())
+        }
     }
 
     /// Ends the vCPU's turn once it has run its quantum of instructions (or cycles).
