@@ -89,12 +89,13 @@ def renamed_summary_key(name: str) -> str:
     return name
 
 
-FUNCTION_METRICS = ("insts", "coh.msgs", "l1d.misses")
+FUNCTION_METRICS = ("insts", "coh.msgs", "l1d.misses", "cycles", "wait_cycles")
 
 
 def function_columns(stats: dict[str, Any], patterns: list[str],
                      region: str = "roi") -> dict[str, Any]:
-    """Per pattern, the region's function figures summed over the functions it matches; under
+    """Per pattern, the region's function figures (instructions, messages, misses, modelled
+    cycles and the causal clock's wait cycles) summed over the functions it matches; under
     `paths.`, the same summed over every function any pattern matches (each counted once); and
     the hottest line's coherence messages (functions outside the plugin's list count 0)."""
     found = stats.get("regions", {}).get(region, {})
@@ -105,10 +106,10 @@ def function_columns(stats: dict[str, Any], patterns: list[str],
         matched = [f for f in functions if fnmatch.fnmatchcase(str(f.get("name", "")), pattern)]
         listed.update((str(f.get("name")), f) for f in matched)
         for metric in FUNCTION_METRICS:
-            columns[f"fn.{pattern}.{metric}"] = sum(int(f.get(metric, 0)) for f in matched)
+            columns[f"fn.{pattern}.{metric}"] = sum(round(f.get(metric, 0)) for f in matched)
     if patterns:
         for metric in FUNCTION_METRICS:
-            columns[f"paths.{metric}"] = sum(int(f.get(metric, 0)) for f in listed.values())
+            columns[f"paths.{metric}"] = sum(round(f.get(metric, 0)) for f in listed.values())
     lines = found.get("hot_lines", [])
     if lines:
         top = max(lines, key=lambda line: int(line.get("coh.msgs", 0)))

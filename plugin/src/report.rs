@@ -57,6 +57,8 @@ pub fn stats_json(run: &RunInfo, stats: &Stats, syms: &Symbols) -> String {
     w.field_str("mode", run.config.mode.name());
     w.field_bool("checker", run.config.checker);
     w.field_str("roi", run.config.roi.name());
+    w.field_bool("clock.causal", run.config.causal);
+    w.field_f64("clock.lax_cycles", run.config.lax_cycles(run.params.timing.cpi).unwrap_or(0.0));
     w.field_str("target", run.target);
     w.field_u64("vcpus", run.vcpus as u64);
     w.field_u64("max_vcpus", run.max_vcpus as u64);
@@ -98,8 +100,6 @@ pub fn stats_json(run: &RunInfo, stats: &Stats, syms: &Symbols) -> String {
     w.field_u64("markers", run.markers);
     w.field_u64("directory.lines", run.directory_lines as u64);
     w.field_str("model.lock", run.model_lock);
-    w.field_bool("clock.causal", run.config.causal);
-    w.field_f64("clock.lax_cycles", run.config.lax_cycles(run.params.timing.cpi).unwrap_or(0.0));
     w.field_str(
         "determinism",
         "counts are a function of the guest's access order: repeatable under single-threaded TCG \
