@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from manylab import spec as specs
+from manylab.errors import LabError
 from manylab.hashing import sha256_json
 from manylab.params import PointParams
 
@@ -55,7 +56,30 @@ def points(spec: specs.Spec) -> list[Point]:
         if point.id not in seen:
             seen.add(point.id)
             result.append(point)
+    check_machines(spec, result)
     return result
+
+
+def check_machines(spec: specs.Spec, points: list[Point]) -> None:
+    """The machine model of every point that uses one (the plugin's, or gem5's built from it):
+    its preset, `set` keys and values and vCPU count, checked by the plugin's own parameter
+    code (`manylab-machine`), once per distinct machine."""
+    from manylab.gem5 import machine  # the describer lives with its first user, the gem5 tier
+
+    checked: set[str] = set()
+    for point in points:
+        p = point.config
+        if not (p.plugin.enabled or p.machine.backend == "gem5"):
+            continue
+        key = sha256_json([p.plugin.preset, p.machine.vcpus, dict(p.plugin.set)])
+        if key in checked:
+            continue
+        checked.add(key)
+        try:
+            machine.describe(p.plugin.preset, p.machine.vcpus, dict(p.plugin.set))
+        except LabError as error:
+            raise specs.SpecError(f"{spec.path}: [plugin] {error}: fix preset or set "
+                                  "(plugin/README.md, \"set. keys\")") from error
 
 
 def swept_keys(spec: specs.Spec) -> list[str]:

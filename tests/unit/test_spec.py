@@ -65,6 +65,19 @@ set = { "bw.behind_epochs" = [2, 8], "core.cpi" = 1 }
         "behind_epochs=2", "behind_epochs=8"]
 
 
+@pytest.mark.parametrize("plugin, message", [
+    ('preset = "knl-65"', "unknown preset 'knl-65'"),
+    ('set = { "nosuch" = 1 }', "unknown key 'set.nosuch'"),
+    ('set = { "l2.size_kib" = ["big", 512] }', "bad value 'big' for set.l2.size_kib"),
+])
+def test_plan_checks_the_machine_with_the_plugins_own_keys(write_spec, plugin, message):
+    path = write_spec(MINIMAL + f"[plugin]\nenabled = true\n{plugin}\n")
+    with pytest.raises(LabError) as caught:
+        plan.points(specs.load(path))
+    text = str(caught.value)
+    assert message in text and str(path) in text and "\n" not in text
+
+
 def test_a_single_list_valued_key_is_not_a_sweep(write_spec):
     spec = specs.load(write_spec(MINIMAL + '[kernel]\nfragments = ["debug", "lockstat"]\n'))
     assert spec.sweeps == {}
