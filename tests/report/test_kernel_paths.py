@@ -64,6 +64,16 @@ def test_lock_wait_is_the_sum_of_the_listed_patterns_and_its_share_of_roi_insts(
     assert rows[0]["lock_wait.pct_of_roi_insts"] == pytest.approx(5.0)
     assert rows[0]["lock_wait.pct_of_path_insts"] == pytest.approx(62.5)
     assert "lock_wait.insts" not in rows[1]
+    assert "lock_wait.pct_of_path_cycles" not in rows[0]
+
+
+def test_lock_wait_share_of_time_is_the_listed_patterns_cycles_over_the_paths():
+    # 50 + 250 of the paths' 400 modelled cycles: 75% of the time, though 62.5% of the insts.
+    rows = with_derived([{"fn.a.insts": 30, "fn.b.insts": 20, "paths.insts": 80,
+                          "fn.a.cycles": 50, "fn.b.cycles": 250, "paths.cycles": 400}],
+                        ["a", "b"])
+    assert rows[0]["lock_wait.pct_of_path_cycles"] == pytest.approx(75.0)
+    assert rows[0]["lock_wait.pct_of_path_insts"] == pytest.approx(62.5)
 
 
 def test_report_states_each_factor_against_factor_1_at_the_most_writers(tmp_path):
