@@ -66,6 +66,9 @@ def check_machines(spec: specs.Spec, points: list[Point]) -> None:
     code (`manylab-machine`), once per distinct machine."""
     from manylab.gem5 import machine  # the describer lives with its first user, the gem5 tier
 
+    if not any(p.config.plugin.enabled or p.config.machine.backend == "gem5" for p in points):
+        return
+    machine.describer()  # a missing or stale build stops here, with its own fix
     checked: set[str] = set()
     for point in points:
         p = point.config

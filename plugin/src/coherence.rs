@@ -18,8 +18,8 @@ use crate::memory::MemoryMap;
 use crate::memory::DEVICE_KINDS;
 use crate::nvmain_trace::NvmainTrace;
 use crate::params::{Params, Pos, Protocol, LINE_BYTES, LINE_SHIFT};
-use crate::stats::{add_at, Cause, Ctr, FuncCtr, Msg, Stats, HOT_L1D_HITS, HOT_LOADS, HOT_STORES};
 use crate::smt::SmtCores;
+use crate::stats::{add_at, Cause, Ctr, FuncCtr, Msg, Stats, HOT_L1D_HITS, HOT_LOADS, HOT_STORES};
 use crate::topology::{hops, LineRoute, Topology};
 
 const L1_S: u8 = 1;
@@ -590,11 +590,12 @@ impl Machine {
 
     /// A block of `insts` instructions of `vcpu` in function `func` ran, in the kernel's idle
     /// loop or not: the cycles its SMT siblings add to its base cycles (0 without sharing),
-    /// kept in its clock and charged to the function.
-    pub fn smt_block(&mut self, vcpu: usize, insts: u64, func: u32, idle: bool) -> f64 {
+    /// kept in its clock and charged to the function if `charge` (inside the regions; outside
+    /// them only who is busy is followed).
+    pub fn smt_block(&mut self, vcpu: usize, insts: u64, func: u32, idle: bool, charge: bool) -> f64 {
         let Some(smt) = self.smt.as_mut() else { return 0.0 };
         let slowdown = smt.block(vcpu, idle);
-        if slowdown == 1.0 {
+        if slowdown == 1.0 || !charge {
             return 0.0;
         }
         let extra = insts as f64 * self.params.timing.cpi * (slowdown - 1.0);

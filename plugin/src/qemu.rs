@@ -18,9 +18,9 @@ use crate::atomics;
 use crate::coherence::Machine;
 use crate::nvmain_trace::NvmainTrace;
 use crate::quantum::{first_turn, QuantumUnit, FIXED_ONE};
-use crate::smt;
 use crate::report::{self, RunInfo};
 use crate::roi::{self, Isa, Marker, MarkerOp, Regions, Sample};
+use crate::smt;
 use crate::stats::{Ctr, Stats};
 use crate::symbols::Symbols;
 
@@ -114,7 +114,8 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
         c.turn_left.store(config.quantum_unit.turn(first), Relaxed);
     }
     let smt = machine.as_ref().is_some_and(|m| m.smt.is_some());
-    let idle_funcs = (0..n_ids as u32).map(|id| smt::IDLE_FUNCTIONS.contains(&syms.name(id))).collect();
+    let idle_funcs =
+        (0..n_ids as u32).map(|id| syms.is_cpuidle(id) || smt::IDLE_LOOP.contains(&syms.name(id))).collect();
     let running = (serial_tcg && max_vcpus > 1).then(|| RunningVcpu::new(&target, config.sysmap.as_deref(), max_vcpus));
     let plugin = Plugin {
         id,
@@ -272,7 +273,8 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, data: *mut c_void) {
     let func = (data >> TB_FUNC_SHIFT) as u32;
     bump(&c.insts, n);
     bump(&p.func_insts[vcpu][func as usize], n);
-    let smt_cycles = if p.smt && !outside_regions(p) { p.smt_block(vcpu, n, func) } else { 0.0 };
+    // Who is busy is followed from the start (a sibling may idle before a region opens).
+    let smt_cycles = if p.smt { p.smt_block(vcpu, n, func, !outside_regions(p)) } else { 0.0 };
     let inside = p.region_open.load(Relaxed);
     let quantum = p.config.quantum_at(inside);
     if quantum > 0 {

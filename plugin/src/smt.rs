@@ -4,20 +4,14 @@
 //! threads busy, relative to one thread alone. With n threads of a core busy the core runs
 //! 1 + (G - 1) (n - 1) / (T - 1) threads' worth, shared evenly: each busy thread's base
 //! cycles per instruction are `core.cpi` x n / that. A thread is busy unless its vCPU is in
-//! the kernel's idle loop (`IDLE_FUNCTIONS`: where Linux halts, x86 `hlt`, arm64 `wfi`).
+//! the kernel's idle loop: a function of `.cpuidle.text` (the `__cpuidle` functions, where
+//! Linux halts or polls: `default_idle`, `mwait_idle`, `cpu_idle_poll`, arm64 `cpu_do_idle`,
+//! ...) or of `IDLE_LOOP`.
 
-/// The functions of Linux 6.1's idle loop on x86-64 and arm64: a vCPU whose latest block ran
-/// in one of them is not using its core (it halts there, or is about to).
-pub const IDLE_FUNCTIONS: &[&str] = &[
-    "do_idle",
-    "cpuidle_idle_call",
-    "default_idle_call",
-    "arch_cpu_idle",
-    "default_idle",
-    "native_safe_halt",
-    "cpu_idle_poll",
-    "cpu_do_idle",
-];
+/// The generic idle loop of Linux 6.1 around the `__cpuidle` functions, and x86's
+/// `amd_e400_idle` (outside `.cpuidle.text`, it halts with `default_idle` inlined; Linux picks
+/// it for QEMU's default AMD CPU models).
+pub const IDLE_LOOP: &[&str] = &["do_idle", "cpuidle_idle_call", "default_idle_call", "arch_cpu_idle", "amd_e400_idle"];
 
 /// How much slower one busy thread runs with `busy` threads of its `threads`-thread core busy
 /// and a whole-core throughput gain `gain` (1 for a single busy thread).
@@ -50,7 +44,13 @@ impl SmtCores {
             return None;
         }
         // Every vCPU starts busy (booting), as a vCPU does until it first idles.
-        Some(SmtCores { threads, gain, core_of: core_of.to_vec(), busy: vec![true; core_of.len()], busy_on_core: hosted })
+        Some(SmtCores {
+            threads,
+            gain,
+            core_of: core_of.to_vec(),
+            busy: vec![true; core_of.len()],
+            busy_on_core: hosted,
+        })
     }
 
     /// A block of `vcpu` ran, in the idle loop or not; returns its base-cycle slowdown.

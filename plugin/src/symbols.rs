@@ -12,6 +12,16 @@ pub struct Symbols {
     kernel_start: u64,
     /// End of the kernel image (`_end`, else the last symbol).
     kernel_end: u64,
+    /// The `.cpuidle.text` section (`__cpuidle_text_start` .. `__cpuidle_text_end`): the
+    /// functions Linux marks `__cpuidle`, where a CPU halts or polls while idle.
+    cpuidle_text: (u64, u64),
+}
+
+/// A linker-script marker of a section's edge rather than a function.
+fn is_marker(name: &str) -> bool {
+    name.starts_with("__start_")
+        || name.starts_with("__stop_")
+        || (name.starts_with("__") && (name.ends_with("_text_start") || name.ends_with("_text_end")))
 }
 
 impl Symbols {
@@ -21,6 +31,7 @@ impl Symbols {
         let mut kernel_end = 0;
         let mut lowest = u64::MAX;
         let (mut text_sym, mut stext, mut end) = (None, None, None);
+        let mut cpuidle_text = (0, 0);
         for (n, line) in text.lines().enumerate() {
             let mut parts = line.split_whitespace();
             let (Some(addr), Some(kind), Some(name)) = (parts.next(), parts.next(), parts.next()) else {
@@ -40,16 +51,20 @@ impl Symbols {
                 "_text" => text_sym = Some(addr),
                 "_stext" => stext = Some(addr),
                 "_end" => end = Some(addr),
+                "__cpuidle_text_start" => cpuidle_text.0 = addr,
+                "__cpuidle_text_end" => cpuidle_text.1 = addr,
                 _ => {}
             }
         }
         let kernel_start = text_sym.or(stext).unwrap_or(lowest);
         let kernel_end = end.unwrap_or(kernel_end);
-        functions.sort();
+        // Where a function shares its address with a linker marker (`__cpuidle_text_start` at
+        // `default_idle`, `__sched_text_start` at `__schedule`), the function keeps the name.
+        functions.sort_by(|a, b| (a.0, is_marker(&a.1), &a.1).cmp(&(b.0, is_marker(&b.1), &b.1)));
         functions.dedup_by_key(|s| s.0);
         data.retain(|s| s.0 >= kernel_start && s.0 < kernel_end);
         data.sort();
-        Ok(Symbols { functions, data, kernel_start, kernel_end })
+        Ok(Symbols { functions, data, kernel_start, kernel_end, cpuidle_text })
     }
 
     pub fn load(path: &str) -> Result<Symbols, String> {
@@ -85,6 +100,13 @@ impl Symbols {
             0 => self.unknown_kernel_id(),
             i => (i - 1) as u32,
         }
+    }
+
+    /// Whether function `id` lies in `.cpuidle.text`.
+    pub fn is_cpuidle(&self, id: u32) -> bool {
+        self.functions
+            .get(id as usize)
+            .is_some_and(|(addr, _)| (self.cpuidle_text.0..self.cpuidle_text.1).contains(addr))
     }
 
     pub fn name(&self, id: u32) -> &str {
@@ -140,6 +162,28 @@ ffffffff82001040 B _end
         assert_eq!(s.data_name(0xffffffff82001040), None); // _end itself
         let empty = Symbols::default();
         assert_eq!(empty.name(empty.function_of(0xffffffff81000000)), "[kernel]");
+    }
+
+    #[test]
+    fn a_function_at_a_section_marker_keeps_its_name() {
+        let map = "ffffffff81000000 T _text\n\
+                   ffffffff8142d550 T __cpuidle_text_start\n\
+                   ffffffff8142d550 T default_idle\n\
+                   ffffffff81427240 T __sched_text_start\n\
+                   ffffffff81427240 t __schedule\n\
+                   ffffffff81500000 B _end\n";
+        let s = Symbols::parse(map).unwrap();
+        assert_eq!(s.name(s.function_of(0xffffffff8142d560)), "default_idle");
+        // No __cpuidle_text_end in this map: no function counts as idle text.
+        assert!(!s.is_cpuidle(s.function_of(0xffffffff8142d560)));
+        let with_end = format!("{map}ffffffff8142d700 T __cpuidle_text_end\nffffffff8142d5f0 t amd_e400_idle\n");
+        let s = Symbols::parse(&with_end).unwrap();
+        assert!(s.is_cpuidle(s.function_of(0xffffffff8142d560)));
+        assert!(s.is_cpuidle(s.function_of(0xffffffff8142d600)));
+        assert!(!s.is_cpuidle(s.function_of(0xffffffff81427250)));
+        assert_eq!(s.name(s.function_of(0xffffffff81427250)), "__schedule");
+        assert!(is_marker("__cpuidle_text_start") && is_marker("__start___ex_table"));
+        assert!(!is_marker("__schedule") && !is_marker("_text"));
     }
 
     /// Per-CPU symbols sit at small offsets (`__per_cpu_end` = 0x2a6e0 in a 6.1 x86-64 map)

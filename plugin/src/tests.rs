@@ -1310,11 +1310,11 @@ fn smt_siblings_busy_together_take_base_cycles_from_each_other() {
     p.set("core.smt_gain", "1.6").unwrap();
     let mut m = Machine::new(p, 8, MemoryMap::new(vec![]).unwrap(), 3, true);
     m.test_insts = vec![0; 8];
-    assert_eq!(m.smt_block(0, 100, 1, false), 25.0);
-    assert_eq!(m.smt_block(4, 100, 2, false), 25.0);
-    assert_eq!(m.smt_block(1, 100, 1, false), 25.0); // vCPU 5 has not idled yet: busy
-    assert_eq!(m.smt_block(5, 10, 0, true), 0.0); // vCPU 5 in the idle loop
-    assert_eq!(m.smt_block(1, 100, 1, false), 0.0);
+    assert_eq!(m.smt_block(0, 100, 1, false, true), 25.0);
+    assert_eq!(m.smt_block(4, 100, 2, false, true), 25.0);
+    assert_eq!(m.smt_block(1, 100, 1, false, true), 25.0); // vCPU 5 has not idled yet: busy
+    assert_eq!(m.smt_block(5, 10, 0, true, true), 0.0); // vCPU 5 in the idle loop
+    assert_eq!(m.smt_block(1, 100, 1, false, true), 0.0);
     m.test_insts[0] = 100;
     assert_eq!(m.clock_ns(0), 125.0);
     let params = m.params.clone();
@@ -1326,5 +1326,20 @@ fn smt_siblings_busy_together_take_base_cycles_from_each_other() {
     // One thread per core (the preset): no sibling, no model.
     let mut m = machine(tiny(), 4, vec![]);
     assert!(m.smt.is_none());
-    assert_eq!(m.smt_block(0, 100, 0, false), 0.0);
+    assert_eq!(m.smt_block(0, 100, 0, false, true), 0.0);
+}
+
+#[test]
+fn a_sibling_that_idled_before_the_region_leaves_the_core_to_the_other() {
+    // Outside the regions blocks are not charged, but who is busy is followed: vCPU 4 idles
+    // there, so inside the region vCPU 0 has core 0 to itself.
+    let mut p = tiny();
+    p.set("threads_per_core", "2").unwrap();
+    p.set("core.smt_gain", "1.6").unwrap();
+    let mut m = Machine::new(p, 8, MemoryMap::new(vec![]).unwrap(), 3, true);
+    assert_eq!(m.smt_block(0, 100, 1, false, false), 0.0);
+    assert_eq!(m.smt_block(4, 10, 0, true, false), 0.0);
+    assert_eq!(m.smt_block(0, 100, 1, false, true), 0.0);
+    assert_eq!(m.smt_block(4, 10, 2, false, true), 2.5);
+    assert_eq!(m.smt_block(0, 100, 1, false, true), 25.0);
 }

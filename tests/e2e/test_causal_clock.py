@@ -59,3 +59,46 @@ def test_locked_phases_take_the_serial_time_and_waits_land_in_the_waiting_code(t
     off = runs[False]
     assert off["params"]["clock.lax_cycles"] == 0
     assert phase(off, 2)["stats"]["time.wait"] == 0
+
+
+SMT = """
+[study]
+name = "smt"
+[machine]
+vcpus = 8
+quantum = 1000
+quantum_unit = "cycles"
+[workload]
+name = "serialprobe"
+args = { threads = "{vcpus}", sections = 2, work = 20000, lock = "none" }
+[plugin]
+enabled = true
+preset = "tiny-4"
+set = { threads_per_core = 2, "core.smt_gain" = [1.0, 2.0] }
+"""
+
+
+def test_smt_siblings_busy_together_halve_each_others_speed_at_gain_one(tmp_path):
+    # 8 threads on 4 cores of 2 hardware threads: the unlocked phase runs 2 threads per core.
+    # Gain 2 (no sharing): 1/8 of the serial time; gain 1 (siblings take turns): twice that.
+    spec = tmp_path / "smt.toml"
+    spec.write_text(SMT)
+    manylab("run", str(spec), "--results-root", str(tmp_path), "-j", "2")
+    ratio, smt, insts = {}, {}, {}
+    for point in point_dirs(tmp_path / "smt"):
+        stats = json.loads((point / "stats.json").read_text())
+        gain = stats["params"]["machine"]["core.smt_gain"]
+        ratio[gain] = (phase(stats, 4)["stats"]["time.modelled_ns"]
+                       / phase(stats, 1)["stats"]["time.modelled_ns"])
+        smt[gain] = (phase(stats, 4)["stats"]["time.smt"], phase(stats, 1)["stats"]["time.smt"])
+        insts[gain] = phase(stats, 4)["stats"]["insts"]
+    assert set(ratio) == {1.0, 2.0}
+    assert ratio[2.0] <= 0.2, ratio
+    # Nearly every instruction of the unlocked phase ran beside a busy sibling (the last
+    # threads to finish run alone), doubling its base cycles; stalls and waits do not double.
+    assert smt[1.0][0] >= 0.9 * insts[1.0], (smt, insts)
+    assert 1.5 <= ratio[1.0] / ratio[2.0] <= 2.1, ratio
+    assert smt[2.0] == (0, 0)
+    # Alone in the serial phase, thread 0's sibling idles (in the idle loop since before the
+    # region opened): no sharing there.
+    assert smt[1.0][1] < 0.01 * smt[1.0][0], smt

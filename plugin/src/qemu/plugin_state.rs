@@ -84,7 +84,7 @@ pub(super) struct Plugin {
     pub(super) started: Instant,
     /// Some core hosts two vCPUs (full mode): blocks feed the SMT model (`smt.rs`).
     pub(super) smt: bool,
-    /// Per symbol id: a function of the kernel's idle loop (`smt::IDLE_FUNCTIONS`).
+    /// Per symbol id: a function of the kernel's idle loop (`.cpuidle.text`, `smt::IDLE_LOOP`).
     pub(super) idle_funcs: Box<[bool]>,
 }
 
@@ -158,11 +158,12 @@ impl Plugin {
     }
 
     /// A block of `n` instructions in function `func` ran on `vcpu`: the base cycles its SMT
-    /// siblings added (`Machine::smt_block`).
+    /// siblings added (`Machine::smt_block`; charged only if `charge`).
     #[inline(never)]
-    pub(super) fn smt_block(&self, vcpu: usize, n: u64, func: u32) -> f64 {
+    pub(super) fn smt_block(&self, vcpu: usize, n: u64, func: u32, charge: bool) -> f64 {
         let idle = self.idle_funcs.get(func as usize).copied().unwrap_or(false);
-        let block = |model: &mut Model| model.machine.as_mut().map_or(0.0, |m| m.smt_block(vcpu, n, func, idle));
+        let block =
+            |model: &mut Model| model.machine.as_mut().map_or(0.0, |m| m.smt_block(vcpu, n, func, idle, charge));
         if self.serial_tcg {
             // SAFETY: single-threaded TCG runs every vCPU and every callback on one thread.
             block(unsafe { self.model.get_unsynchronized() })
