@@ -48,6 +48,10 @@ def point_id(params: dict[str, Any]) -> str:
 
 def points(spec: specs.Spec) -> list[Point]:
     """Every point of the spec, checked; raises SpecError before anything builds."""
+    total = specs.count(spec)
+    if total > specs.MAX_POINTS:
+        raise specs.SpecError(f"{spec.path}: {total:,} points (sweeps x repeats) is more than "
+                              f"{specs.MAX_POINTS:,}: shorten the swept lists or split the study")
     result = []
     seen: set[str] = set()
     for params in specs.expand(spec):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from manylab import kernel
 from manylab.errors import LabError
 from manylab.units import parse_cpus, parse_size
 from manylab.workloads import check_args
@@ -49,6 +50,26 @@ def _positive(value: Any) -> str | None:
     return None if value >= 1 else "must be at least 1"
 
 
+MAX_REPEATS = 1000
+# More points than this in one study is a typo, not a study (the papers' full profiles are
+# hundreds; planning 10,000 takes seconds).
+MAX_POINTS = 10_000
+MIN_MEMORY = 64 << 20
+
+
+def _repeats_check(value: Any) -> str | None:
+    if value < 1 or value > MAX_REPEATS:
+        return f"must be 1 to {MAX_REPEATS}"
+    return None
+
+
+def _memory_check(value: Any) -> str | None:
+    error = _size_check(value)
+    if error is None and parse_size(value) < MIN_MEMORY:
+        return f"{value!r} is below the {MIN_MEMORY >> 20} MiB a guest needs"
+    return error
+
+
 def _power_of_two_line(value: Any) -> str | None:
     if value < 64 or value & (value - 1):
         return "must be a power of two of at least 64 (one cache line)"
@@ -70,7 +91,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "name": Field(str, None, sweep=False,
                       doc="results go to runs/<name>/ (default: file stem)"),
         "description": Field(str, "", sweep=False),
-        "repeats": Field(int, 1, sweep=False, check=_positive, doc="boots per point"),
+        "repeats": Field(int, 1, sweep=False, check=_repeats_check, doc="boots per point"),
         "timeout_s": Field(int, 0, sweep=False,
                            doc="per-run limit; 0 = derived from vCPUs, arch and plugin mode"),
         "together": Field(list, [], sweep=False,
@@ -86,7 +107,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
     "machine": {
         "arch": Field(str, "x86_64", choices=("x86_64", "arm64")),
         "vcpus": Field(int, 1, check=_positive),
-        "memory": Field((str, int), "512M", check=_size_check),
+        "memory": Field((str, int), "512M", check=_memory_check),
         "numa": Field(list, [], sweep=False,
                       doc="nodes: [{size='256M', cpus='0-3', device='dram'}, ...]"),
         "tcg": Field(str, "single", choices=("single", "multi")),
@@ -386,8 +407,8 @@ def _deep_copy(value: Any) -> Any:
     return value
 
 
-def expand(spec: Spec) -> Iterator[dict[str, Any]]:
-    """Every point of the matrix, in spec order, repeats innermost."""
+def _axes(spec: Spec) -> list[list[str]]:
+    """The sweep's axes: one per swept key, one per `together` group."""
     grouped = {key for group in spec.together for key in group}
     axes: list[list[str]] = []
     for key in spec.sweeps:
@@ -395,6 +416,20 @@ def expand(spec: Spec) -> Iterator[dict[str, Any]]:
             axes.append([key])
         elif any(group[0] == key for group in spec.together):
             axes.append(next(group for group in spec.together if group[0] == key))
+    return axes
+
+
+def count(spec: Spec) -> int:
+    """How many points `expand` yields (repeats included), without expanding."""
+    n = spec.repeats
+    for axis in _axes(spec):
+        n *= len(spec.sweeps[axis[0]])
+    return n
+
+
+def expand(spec: Spec) -> Iterator[dict[str, Any]]:
+    """Every point of the matrix, in spec order, repeats innermost."""
+    axes = _axes(spec)
     values = [list(zip(*(spec.sweeps[k] for k in axis), strict=True)) for axis in axes]
     for combo in itertools.product(*values):
         point = _deep_copy(spec.base)
@@ -417,6 +452,7 @@ def _substitute(point: dict[str, Any]) -> None:
 
 def check_point(spec: Spec, point: dict[str, Any]) -> None:
     """Checks that depend on several keys at once, made before anything builds."""
+    _check_kernel(spec, point["kernel"])
     machine = point["machine"]
     arch, vcpus = machine["arch"], machine["vcpus"]
     where = f"{spec.path}: [machine]"
@@ -451,6 +487,26 @@ def check_point(spec: Spec, point: dict[str, Any]) -> None:
         raise SpecError(f"{spec.path}: [workload] membind: node {membind} does not exist "
                         f"(the machine has {max(1, len(nodes))} NUMA node(s))")
     check_args(spec.path, point["workload"]["name"], point["workload"]["args"])
+
+
+def _check_kernel(spec: Spec, kernel_section: dict[str, Any]) -> None:
+    """The variant names a series under kernel-patches/ and each fragment a file the kernel
+    builder finds (by name: no paths)."""
+    where = f"{spec.path}: [kernel]"
+    variant = kernel_section["variant"]
+    known = kernel.variants()
+    if variant not in known:
+        raise SpecError(f"{where} variant: '{variant}' is not a folder of kernel-patches/ with "
+                        f"a series (choose one of {', '.join(known)})")
+    for name in kernel_section["fragments"]:
+        if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+            raise SpecError(f"{where} fragments: {name!r} is not a fragment name (a file "
+                            "<name>.config of kernel-patches/<variant>/ or kernel-patches/lab/"
+                            "config/, given without a path)")
+        try:
+            kernel.fragment_path(name, variant)
+        except LabError as error:
+            raise SpecError(f"{where} fragments: {error}") from error
 
 
 GEM5_MAX_MEMORY = 3 << 30

@@ -15,6 +15,7 @@ from typing import Any
 from manylab import kstats
 from manylab.errors import LabError
 from manylab.params import PointParams
+from manylab.units import parse_size
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class Arg:
     kind: type | tuple[type, ...]
     choices: tuple[str, ...] = ()
     doc: str = ""
+    size: bool = False  # a byte count: a whole number or a K/M/G size
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class Workload:
     dir_option: str | None = "--dir"  # the option that receives the work directory
 
 
-SIZE_ARG = Arg((str, int), doc="bytes, K/M/G suffix allowed")
+SIZE_ARG = Arg((str, int), doc="bytes, K/M/G suffix allowed", size=True)
 WORKERS_ARG = Arg(int, doc="worker threads ('{vcpus}' = one per vCPU)")
 NO_PIN_ARG = Arg(bool, doc="do not pin thread i to CPU i")
 
@@ -162,6 +164,12 @@ def check_args(spec_path: Path, name: str, args: dict[str, Any]) -> None:
             raise LabError(f"{where}: {value!r} has the wrong type for '{name}'")
         if arg.choices and value not in arg.choices:
             raise LabError(f"{where}: {value!r} is not one of {', '.join(arg.choices)}")
+        if arg.size and not (isinstance(value, str) and "{vcpus}" in value):
+            try:
+                if parse_size(value) < 0:
+                    raise ValueError(f"{value!r} is negative")
+            except ValueError as error:
+                raise LabError(f"{where}: {error}") from error
 
 
 def command_line(name: str, args: dict[str, Any]) -> str:

@@ -110,6 +110,15 @@ def test_a_single_list_valued_key_is_not_a_sweep(write_spec):
      + MINIMAL, "cpus must cover 0-1 exactly once"),
     ("[machine]\nnuma = [{size='256M', device='flash'}]\n" + MINIMAL, "device 'flash' is not"),
     ("this is = not toml", "not valid TOML"),
+    ("[machine]\nmemory = '0'\n" + MINIMAL, "memory: '0' is below the 64 MiB a guest needs"),
+    ("[workload]\nname = 'pwriter'\nargs = { size = '-4M' }\n", "args.size: '-4M' is not a size"),
+    ("[workload]\nname = 'pwriter'\nargs = { size = -4 }\n", "args.size: -4 is negative"),
+    ("[kernel]\nvariant = '../../etc'\n" + MINIMAL, "variant: '../../etc' is not a folder"),
+    ("[kernel]\nfragments = ['/etc/passwd']\n" + MINIMAL, "'/etc/passwd' is not a fragment name"),
+    ("[kernel]\nfragments = ['nosuch']\n" + MINIMAL, "fragment 'nosuch' not found"),
+    ("[study]\nrepeats = 100000000\n" + MINIMAL, "[study] repeats: must be 1 to 1000"),
+    ("[machine]\nvcpus = " + str(list(range(1, 101))) + "\nquantum = " + str(list(range(101)))
+     + "\n" + MINIMAL, "10,100 points (sweeps x repeats) is more than 10,000"),
 ])
 def test_errors_name_file_key_and_what_is_allowed(write_spec, text, message):
     path = write_spec(text)
