@@ -146,8 +146,9 @@ def sections(ctx: Context) -> list[Section]:
         "alone, phase 2 by all threads under one spin lock, phase 3 under one mutex, phase 4 "
         "with no lock. Hardware: a lock that serialises the sections makes phases 2 and 3 "
         "last as long as phase 1 (ratio 1.0, a little more for the handoffs) and phase 4 "
-        "about 1/threads of it. Locked ratios near 1/threads mean the model does not charge "
-        "the waiters for their waiting (plugin/README.md, bw.behind_epochs).",
+        "about 1/threads of it. Locked ratios below 1.0 mean the model does not charge "
+        "the waiters for their waiting (plugin/README.md, \"Modelled time\": the causal "
+        "clock, plugin.causal).",
         MODELLED_TIME_NOTE]
     if not ctx.swept:  # one point (its repeats pooled): the table says it all
         return [Section(title, paragraphs, [], [ratio_table(rated, [], names)])]
