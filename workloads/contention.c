@@ -143,34 +143,19 @@ static void atomic_loop(struct worker *w)
 	}
 }
 
-/* Returns 1 when the lock was found held (the acquisition had to wait). */
-static int acquire(struct guarded *g)
-{
-	int waited = 0;
-
-	for (;;) {
-		if (!__atomic_load_n(&g->locked, __ATOMIC_RELAXED) &&
-		    !__atomic_exchange_n(&g->locked, 1, __ATOMIC_ACQUIRE))
-			return waited;
-		waited = 1;
-		while (__atomic_load_n(&g->locked, __ATOMIC_RELAXED))
-			manylab_spin_hint();
-	}
-}
-
 static void lock_loop(struct worker *w)
 {
 	struct guarded *g = w->lock;
 
 	for (long i = 0; i < w->o->iters; i++) {
-		w->tally.contended += acquire(g);
+		w->tally.contended += manylab_ttas_acquire(&g->locked);
 		if (g->owner && g->owner != w->id + 1)
 			w->tally.handoffs++;
 		g->owner = w->id + 1;
 		g->count++;
 		for (int k = 0; k < w->o->cs; k++)
 			g->data[k % 5]++;
-		__atomic_store_n(&g->locked, 0, __ATOMIC_RELEASE);
+		manylab_ttas_release(&g->locked);
 		think(w->o->think);
 	}
 }

@@ -193,26 +193,6 @@ static uint64_t section_work(uint64_t x, long work)
 	return x;
 }
 
-/* Test-and-test-and-set; returns 1 when the lock was found held (the acquisition waited). */
-static int spin_acquire(struct ttas_lock *l)
-{
-	int waited = 0;
-
-	for (;;) {
-		if (!__atomic_load_n(&l->locked, __ATOMIC_RELAXED) &&
-		    !__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
-			return waited;
-		waited = 1;
-		while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED))
-			manylab_spin_hint();
-	}
-}
-
-static void spin_release(struct ttas_lock *l)
-{
-	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
-}
-
 /* Thread 0 alone: every thread's sections, one after another. */
 static void serial_phase(struct shared *s)
 {
@@ -236,9 +216,9 @@ static void parallel_phase(struct worker *w, enum phase p)
 		uint64_t x = seed(w->id, k);
 
 		if (p == SPIN) {
-			contended += (uint64_t)spin_acquire(&s->spin);
+			contended += (uint64_t)manylab_ttas_acquire(&s->spin.locked);
 			sum += section_work(x, work);
-			spin_release(&s->spin);
+			manylab_ttas_release(&s->spin.locked);
 		} else if (p == MUTEX) {
 			if (pthread_mutex_trylock(&s->mutex.mutex)) {
 				contended++;

@@ -114,8 +114,12 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
         c.turn_left.store(config.quantum_unit.turn(first), Relaxed);
     }
     let smt = machine.as_ref().is_some_and(|m| m.smt.is_some());
-    let idle_funcs =
-        (0..n_ids as u32).map(|id| syms.is_cpuidle(id) || smt::IDLE_LOOP.contains(&syms.name(id))).collect();
+    // Only the SMT model asks which functions idle: no symbol scan at start-up without it.
+    let idle_funcs = if smt {
+        (0..n_ids as u32).map(|id| syms.is_cpuidle(id) || smt::IDLE_LOOP.contains(&syms.name(id))).collect()
+    } else {
+        Box::default()
+    };
     let running = (serial_tcg && max_vcpus > 1).then(|| RunningVcpu::new(&target, config.sysmap.as_deref(), max_vcpus));
     let plugin = Plugin {
         id,

@@ -46,6 +46,30 @@ static inline void manylab_spin_hint(void)
 #endif
 }
 
+/*
+ * Test-and-test-and-set spin lock on the int *locked (0 free): reads while it is held, with the
+ * spin hint, and exchanges only when it looks free. Returns 1 when the lock was found held
+ * (the acquisition had to wait).
+ */
+static inline int manylab_ttas_acquire(int *locked)
+{
+	int waited = 0;
+
+	for (;;) {
+		if (!__atomic_load_n(locked, __ATOMIC_RELAXED) &&
+		    !__atomic_exchange_n(locked, 1, __ATOMIC_ACQUIRE))
+			return waited;
+		waited = 1;
+		while (__atomic_load_n(locked, __ATOMIC_RELAXED))
+			manylab_spin_hint();
+	}
+}
+
+static inline void manylab_ttas_release(int *locked)
+{
+	__atomic_store_n(locked, 0, __ATOMIC_RELEASE);
+}
+
 /* Pins the calling thread to CPU id modulo the online CPUs. */
 static inline void manylab_pin_self(int id)
 {

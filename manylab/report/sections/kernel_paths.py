@@ -57,22 +57,25 @@ def with_derived(records: list[Record], lock_wait: list[str]) -> list[Record]:
     out = []
     for record in records:
         row = dict(record)
-        parts = [record.get(f"fn.{p}.insts") for p in lock_wait]
-        if lock_wait and all(is_number(v) for v in parts):
-            wait = sum(float(v) for v in parts if v is not None)
-            row[LOCK_WAIT] = wait
-            for share, total in ((LOCK_WAIT_PCT, record.get("stats.roi.insts")),
-                                 (LOCK_WAIT_PATH_PCT, record.get(PATH_INSTS))):
-                if total is not None and is_number(total) and float(total) > 0:
-                    row[share] = 100.0 * wait / float(total)
-        cycles = [record.get(f"fn.{p}.cycles") for p in lock_wait]
-        path_cycles = record.get(PATH_CYCLES)
-        if (lock_wait and all(is_number(v) for v in cycles) and is_number(path_cycles)
-                and float(path_cycles or 0) > 0):
-            waited = sum(float(v) for v in cycles if v is not None)
-            row[LOCK_WAIT_TIME_PCT] = 100.0 * waited / float(path_cycles or 1)
+        summed = {metric: _summed(record, lock_wait, metric) for metric in ("insts", "cycles")}
+        if summed["insts"] is not None:
+            row[LOCK_WAIT] = summed["insts"]
+        for share, metric, total in ((LOCK_WAIT_PCT, "insts", "stats.roi.insts"),
+                                     (LOCK_WAIT_PATH_PCT, "insts", PATH_INSTS),
+                                     (LOCK_WAIT_TIME_PCT, "cycles", PATH_CYCLES)):
+            part, whole = summed[metric], record.get(total)
+            if part is not None and whole is not None and is_number(whole) and float(whole) > 0:
+                row[share] = 100.0 * part / float(whole)
         out.append(row)
     return out
+
+
+def _summed(record: Record, patterns: list[str], metric: str) -> float | None:
+    """fn.<pattern>.<metric> summed over the patterns; None without patterns or a value."""
+    parts = [record.get(f"fn.{p}.{metric}") for p in patterns]
+    if not patterns or not all(is_number(v) for v in parts):
+        return None
+    return sum(float(v) for v in parts if v is not None)
 
 
 def ratio_rows(records: list[Record], lay: Layout, base: tuple[str, str],
