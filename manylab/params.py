@@ -42,6 +42,7 @@ class MachineParams:
     backend: str
     quantum_unit: str = "instructions"  # what quantum counts: "instructions" or "cycles"
     quantum_outside: int | str = "auto"  # turn length outside the regions of interest
+    snapshot: str = "auto"  # "auto": restore a post-boot snapshot; "off": boot every point
 
     def turn_outside(self, workload: str) -> int:
         """The turn length while no region of interest is open: 'auto' runs the boot and

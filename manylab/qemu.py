@@ -14,6 +14,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,7 +92,7 @@ def cpu_model(machine: MachineParams) -> str:
 
 
 def command(point: PointParams, boot_image: Path, initrd: Path, disk: Path | None,
-            plugin_argument: str | None) -> list[str]:
+            plugin_argument: str | None, cmdline_extra: str = "") -> list[str]:
     machine = point.machine
     arch = machine.arch
     vcpus = machine.vcpus
@@ -117,7 +118,8 @@ def command(point: PointParams, boot_image: Path, initrd: Path, disk: Path | Non
     if machine.reproducible:
         argv += ["-icount", "shift=0,sleep=off", "-rtc", "base=2023-01-01T00:00:00,clock=vm",
                  "-seed", str(GUEST_RANDOM_SEED)]
-    argv += ["-kernel", str(boot_image), "-initrd", str(initrd), "-append", kernel_cmdline(point),
+    argv += ["-kernel", str(boot_image), "-initrd", str(initrd),
+             "-append", kernel_cmdline(point, cmdline_extra),
              "-nodefaults", "-display", "none", "-serial", "stdio", "-monitor", "none",
              "-no-reboot"]
     if disk is not None:
@@ -152,10 +154,10 @@ def _cpu_runs(cpus: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
-def kernel_cmdline(point: PointParams) -> str:
+def kernel_cmdline(point: PointParams, extra: str = "") -> str:
     arch = point.machine.arch
     parts = [f"console={SERIAL_CONSOLE[arch]}", LAB_CMDLINE, ARCH_CMDLINE[arch],
-             point.kernel.cmdline]
+             point.kernel.cmdline, extra]
     return " ".join(p for p in parts if p)
 
 
@@ -214,9 +216,9 @@ def stop_all() -> None:
 
 
 def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float,
-        program: str = "QEMU") -> RunOutcome:
+        program: str = "QEMU", on_line: Callable[[str], None] | None = None) -> RunOutcome:
     """Run the emulator (QEMU, or gem5 with its terminal on stdout), stream its console to
-    console_log, and judge the run."""
+    console_log, and judge the run. on_line sees each console line as it arrives."""
     state = ConsoleState()
     started = time.monotonic()
     boot_seconds: float | None = None
@@ -253,6 +255,9 @@ def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float,
                 state.feed(text)
                 if state.booted and boot_seconds is None:
                     boot_seconds = time.monotonic() - started
+                if on_line is not None:
+                    sink.flush()
+                    on_line(text)
             sink.flush()
             if state.fatal:
                 deadline = min(deadline, time.monotonic() + GRACE_AFTER_FATAL_S)

@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from manylab import atomic, backends, image, kernel, plugin, pointdir
+from manylab import atomic, backends, image, kernel, plugin, pointdir, snapshot
 from manylab import spec as specs
 from manylab.errors import LabError
 from manylab.hashing import sha256_file
@@ -81,6 +81,9 @@ def stale_input(point_dir: Path, point: PointParams) -> str | None:
         return "kernel"
     if inputs.get("image", {}).get("key") != _image_key_now(point.machine.arch):
         return "root image"
+    restored_or_tried = "snapshot" in inputs or "snapshot_error" in inputs
+    if restored_or_tried != snapshot.wanted(point):
+        return "snapshot setting"
     if point.machine.backend == "qemu" and plugin.wanted(point):
         now = _plugin_sha_now()
         if now is not None and inputs.get("plugin", {}).get("sha256") != now:
@@ -151,17 +154,24 @@ def select(points: list[Point], study_dir: Path, force: bool,
 
 
 def build_for(points: list[Point]) -> None:
-    """Build every artifact the points need, once each, before any point runs."""
-    seen: set[tuple[Any, ...]] = set()
+    """Build every artifact the points need (kernels, root images, snapshots), once each,
+    before any point runs."""
+    kernels: dict[kernel.KernelRequest, kernel.KernelArtifacts] = {}
+    images: dict[str, image.ImageArtifacts] = {}
+    tools_checked: set[tuple[str, bool]] = set()
     for point in points:
         request = kernel.request_for(point.config)
-        for key, action in (((request,), lambda r=request: kernel.build(r)),
-                            ((request.arch,), lambda a=request.arch: image.build(a))):
-            if key not in seen:
-                seen.add(key)
-                action()
+        if request not in kernels:
+            kernels[request] = kernel.build(request)
+        if request.arch not in images:
+            images[request.arch] = image.build(request.arch)
         backend = backends.of(point.config)
         tools = (backend.name, plugin.wanted(point.config))
-        if tools not in seen:
-            seen.add(tools)
+        if tools not in tools_checked:
+            tools_checked.add(tools)
             backend.check_tools(point.config)
+        if snapshot.wanted(point.config):
+            try:
+                snapshot.ensure(point.config, kernels[request], images[request.arch])
+            except snapshot.SnapshotFailed as error:
+                print(f"manylab: {error}: its points boot instead", file=sys.stderr)

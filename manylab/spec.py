@@ -129,6 +129,10 @@ SCHEMA: dict[str, dict[str, Field]] = {
                               doc="what quantum and quantum_shared count: guest instructions, "
                                   "or the plugin's modelled cycles (a vCPU that stalls more "
                                   "runs fewer instructions per turn)"),
+        "snapshot": Field(str, "auto", choices=("auto", "off"),
+                          doc="auto: boot each machine once, save it where the guest waits "
+                              "for its run, restore that for every point (QEMU backend); "
+                              "off: every point boots from power-on"),
         "backend": Field(str, "qemu", choices=("qemu", "gem5"),
                          doc="qemu: QEMU + the plugin (default); gem5: the detailed tier, a "
                              "gem5 full-system run on the plugin preset's mesh ([gem5])"),

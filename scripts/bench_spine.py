@@ -7,13 +7,16 @@ Prints, for each arch:
   - cached: a second request for the same kernel (the content-hash hit),
 and boot / whole-run seconds for a small pwriter run at the requested vCPU counts, in each
 requested run mode side by side (the runs of one vCPU count follow each other):
-  lockstep: the lab's default, instruction time (icount) and the plugin's vCPU switch every
-            machine.quantum instructions (plugin mode none: no model);
-  free:     free-running TCG, guest time is host time, QEMU's own vCPU slices.
-The ratio lockstep/free of whole-run times is printed per vCPU count.
+  lockstep: instruction time (icount) and the plugin's vCPU switch every machine.quantum
+            instructions (plugin mode none: no model), booted from power-on;
+  restore:  the same, restored from the post-boot snapshot (the lab's default); the
+            snapshot's build time and size are printed first, and boot_s is the time from
+            QEMU's start to the restored guest's first line (restore-to-workload);
+  free:     free-running TCG, guest time is host time, QEMU's own vCPU slices, booted.
+The ratios lockstep/free and restore/lockstep of whole-run times are printed per vCPU count.
 
 Usage: .venv/bin/python scripts/bench_spine.py [--arch x86_64 arm64] [--vcpus 1 8 64]
-                                               [--modes lockstep free] [--big]
+                                               [--modes lockstep restore free] [--big]
                                                [--no-cold] [--no-build]
   --big adds 256 vCPUs on both arches (several minutes each on 2 cores).
 """
@@ -30,13 +33,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from manylab import kernel, paths, plan, runner  # noqa: E402
+from manylab import image, kernel, paths, plan, runner, snapshot  # noqa: E402
 from manylab import spec as specs  # noqa: E402
 
 BIG = {"x86_64": 256, "arm64": 256}
 MODES: dict[str, dict[str, object]] = {
-    "lockstep": {},
-    "free": {"reproducible": False, "quantum": 0},
+    "lockstep": {"snapshot": "off"},
+    "restore": {"snapshot": "auto"},
+    "free": {"reproducible": False, "quantum": 0, "snapshot": "off"},
 }
 
 
@@ -79,14 +83,31 @@ def build_times(arch: str, cold: bool) -> dict[str, float]:
     return figures
 
 
-def run_times(arch: str, vcpus: int, mode: str, results_root: Path) -> dict[str, float | str]:
+def bench_spec(arch: str, vcpus: int, mode: str) -> specs.Spec:
     raw = {
         "study": {"name": f"bench-{arch}-{vcpus}-{mode}"},
         "machine": {"arch": arch, "vcpus": vcpus, "memory": "2G" if vcpus > 64 else "1G",
                     **MODES[mode]},
         "workload": {"name": "pwriter", "args": {"procs": min(vcpus, 16), "size": "4M"}},
     }
-    spec = specs.parse(raw, Path(f"<bench {arch} {vcpus}>"))
+    return specs.parse(raw, Path(f"<bench {arch} {vcpus}>"))
+
+
+def snapshot_build(arch: str, vcpus: int) -> dict[str, float]:
+    """Build the restore mode's snapshot (timed; an older copy is moved aside first)."""
+    point = plan.points(bench_spec(arch, vcpus, "restore"))[0].config
+    kernel_art = kernel.build(kernel.request_for(point))
+    image_art = image.build(arch)
+    key = snapshot.key_of(snapshot.key_inputs(point, kernel_art, image_art))
+    shutil.rmtree(snapshot.snapshots_dir() / key, ignore_errors=True)
+    started = time.monotonic()
+    snap = snapshot.ensure(point, kernel_art, image_art)
+    return {"build_s": time.monotonic() - started, "mib": snap.manifest["bytes"] / 2**20,
+            "save_s": float(snap.manifest["save_s"])}
+
+
+def run_times(arch: str, vcpus: int, mode: str, results_root: Path) -> dict[str, float | str]:
+    spec = bench_spec(arch, vcpus, mode)
     point = plan.points(spec)[0]
     result = runner.run_point(spec, point, results_root)
     return {"boot_s": result["timing"]["boot_s"] or float("nan"),
@@ -113,6 +134,11 @@ def main() -> int:
             for vcpus in counts:
                 totals: dict[str, float] = {}
                 for mode in args.modes:
+                    if mode == "restore":
+                        built = snapshot_build(arch, vcpus)
+                        print(f"{arch:7} vcpus={vcpus:<4} snapshot build_s={built['build_s']:8.1f} "
+                              f"save_s={built['save_s']:6.1f} size_mib={built['mib']:8.1f}",
+                              flush=True)
                     figures = run_times(arch, vcpus, mode, Path(scratch))
                     totals[mode] = float(figures["total_s"])
                     print(f"{arch:7} vcpus={vcpus:<4} {mode:8} boot_s={figures['boot_s']:8.1f} "
@@ -121,6 +147,9 @@ def main() -> int:
                 if {"lockstep", "free"} <= totals.keys():
                     print(f"{arch:7} vcpus={vcpus:<4} lockstep/free total = "
                           f"{totals['lockstep'] / totals['free']:.2f}", flush=True)
+                if {"lockstep", "restore"} <= totals.keys():
+                    print(f"{arch:7} vcpus={vcpus:<4} restore/lockstep total = "
+                          f"{totals['restore'] / totals['lockstep']:.3f}", flush=True)
     return 0
 
 

@@ -10,11 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from manylab import atomic, image, kernel, plugin, pointdir, qemu
+from manylab import atomic, image, kernel, plugin, pointdir, qemu, snapshot
 from manylab.backends import result_record, run_failure, write_console_outputs
 from manylab.hashing import sha256_file
 from manylab.params import PointParams
-from manylab.units import parse_size
 from manylab.workloads import run_script
 
 
@@ -53,27 +52,40 @@ class QemuBackend:
     def run_into(self, point_id: str, study: str, point: PointParams, staging: Path,
                  inputs_base: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         artifacts = build_artifacts(point)
+        snap, snapshot_error = None, None
+        if snapshot.wanted(point):
+            try:
+                snap = snapshot.ensure(point, artifacts.kernel, artifacts.image)
+            except snapshot.SnapshotFailed as error:
+                snapshot_error = str(error)
+                print(f"manylab: point {point_id}: no snapshot ({error}): it boots instead",
+                      flush=True)
         with tempfile.TemporaryDirectory(prefix="manylab-run-") as scratch_name:
             scratch = Path(scratch_name)
             script = run_script(point)
-            initrd = scratch / "initramfs.cpio"
-            with initrd.open("wb") as out, artifacts.image.initramfs.open("rb") as base:
-                shutil.copyfileobj(base, out)
-                out.write(image.run_config_cpio(script))
-            disk = None
-            if point.workload.fs == "ext2":
-                disk = scratch / "disk.img"
-                with disk.open("wb") as handle:
-                    handle.truncate(parse_size(point.workload.disk))
+            disk = snapshot.sparse_disk(scratch / "disk.img", point)
             plugin_args: list[str] = []
             plugin_value = None
             if artifacts.plugin is not None:
                 plugin_args = plugin.arguments(point, staging / pointdir.STATS,
                                                artifacts.kernel.system_map)
                 plugin_value = plugin.qemu_argument(artifacts.plugin, plugin_args)
-            argv = qemu.command(point, artifacts.kernel.boot_image, initrd, disk, plugin_value)
+            if snap is not None:
+                run = scratch / "run.fwcfg"
+                snapshot.run_file(run, script, f"point {point_id}")
+                argv = snapshot.restore_argv(snap, point, artifacts.kernel, artifacts.image,
+                                             disk, run, plugin_value)
+            else:
+                initrd = scratch / "initramfs.cpio"
+                with initrd.open("wb") as out, artifacts.image.initramfs.open("rb") as base:
+                    shutil.copyfileobj(base, out)
+                    out.write(image.run_config_cpio(script))
+                argv = qemu.command(point, artifacts.kernel.boot_image, initrd, disk,
+                                    plugin_value)
             record = inputs_record(inputs_base, point, artifacts, argv, plugin_args, script,
-                                   timeout_s)
+                                   timeout_s, snap)
+            if snapshot_error is not None:
+                record["snapshot_error"] = snapshot_error
             atomic.write_json(staging / pointdir.INPUTS, record)
             outcome = qemu.run(argv, staging / pointdir.CONSOLE,
                                staging / pointdir.QEMU_STDERR, timeout_s)
@@ -87,7 +99,7 @@ class QemuBackend:
 
 def inputs_record(inputs_base: dict[str, Any], point: PointParams, artifacts: Artifacts,
                   argv: list[str], plugin_args: list[str], script: str,
-                  timeout_s: float) -> dict[str, Any]:
+                  timeout_s: float, snap: snapshot.Snapshot | None) -> dict[str, Any]:
     kernel_manifest = json.loads((artifacts.kernel.directory / "manifest.json").read_text())
     record: dict[str, Any] = {
         **inputs_base,
@@ -97,9 +109,12 @@ def inputs_record(inputs_base: dict[str, Any], point: PointParams, artifacts: Ar
                   "initramfs_sha256": sha256_file(artifacts.image.initramfs)},
         "run_script": script,
         "qemu": {"argv": argv, "version": qemu.version(argv[0]),
-                 "cmdline": qemu.kernel_cmdline(point)},
+                 "cmdline": qemu.kernel_cmdline(
+                     point, snapshot.GUEST_CMDLINE if snap is not None else "")},
         "timeout_s": timeout_s,
     }
+    if snap is not None:
+        record["snapshot"] = snapshot.describe(snap)
     if artifacts.plugin is not None:
         record["plugin"] = {**plugin.describe(artifacts.plugin), "args": plugin_args}
     return record

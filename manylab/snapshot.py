@@ -1,0 +1,294 @@
+"""Post-boot snapshots: a QEMU machine booted to the point where its guest waits for a run
+script, saved as a migration stream and restored by every point of that machine.
+
+The snapshot is an artifact like a kernel: keyed by everything the saved state depends on (the
+QEMU command line with the kernel and root image by content, the disk's size, QEMU's version),
+built once under a lock into a staging folder and renamed into the cache whole, checked by
+size and digest before each restore and rebuilt when the check fails.
+
+A restored guest learns its run script from the fw_cfg file opt/manylab/run, which QEMU reads
+from the host at start and does not migrate: the boot sees a waiting marker, each restore the
+point's script, padded to the same size (the guest polls the file on its own timer, so no
+input timed by the host reaches it and the run stays deterministic under icount).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from manylab import atomic, image, kernel, pointdir, qemu
+from manylab.errors import LabError
+from manylab.hashing import sha256_file, sha256_json
+from manylab.params import PointParams
+from manylab.paths import cache_root
+from manylab.qmp import Qmp
+from manylab.units import parse_size
+
+FORMAT = 1  # bump when the saved state or the guest's waiting protocol changes
+RUN_FW_CFG = "opt/manylab/run"
+RUN_FW_CFG_BYTES = 64 * 1024
+RUN_HEADER = b"#manylab-run\n"
+WAIT_HEADER = b"#manylab-wait\n"
+READY_LINE = "MANYLAB-READY"
+GUEST_CMDLINE = "manylab.snapshot=1"
+STATE = "state.mig"
+MANIFEST = "manifest.json"
+SAVE_POLL_S = 0.1
+
+
+class SnapshotFailed(LabError):
+    """The machine could not be booted to its ready point and saved (the reason says why);
+    a point then boots from power-on instead."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    key: str
+    directory: Path
+    manifest: dict[str, Any]
+
+    @property
+    def state(self) -> Path:
+        return self.directory / STATE
+
+
+def wanted(point: PointParams) -> bool:
+    return point.machine.snapshot == "auto" and point.machine.backend == "qemu"
+
+
+def snapshots_dir() -> Path:
+    path = cache_root() / "snapshots"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def machine_argv(point: PointParams, boot_image: Path, initramfs: Path, disk: Path | None,
+                 run_file: Path) -> list[str]:
+    """The command line shared by the snapshot's boot and every restore of it."""
+    argv = qemu.command(point, boot_image, initramfs, disk, None, GUEST_CMDLINE)
+    return argv + ["-fw_cfg", f"name={RUN_FW_CFG},file={run_file}"]
+
+
+def key_inputs(point: PointParams, kernel_art: kernel.KernelArtifacts,
+               image_art: image.ImageArtifacts) -> dict[str, Any]:
+    """What the saved state depends on; the files by content, per-run files by size."""
+    disk = Path("@disk") if point.workload.fs == "ext2" else None
+    argv = machine_argv(point, Path("@kernel"), Path("@initramfs"), disk, Path("@run"))
+    return {
+        "format": FORMAT,
+        "argv": argv,
+        "qemu_version": qemu.version(argv[0]),
+        "kernel_key": kernel_art.key,
+        "kernel_sha256": _digest(kernel_art.boot_image),
+        "image_key": image_art.key,
+        "initramfs_sha256": _digest(image_art.initramfs),
+        "disk_bytes": parse_size(point.workload.disk) if disk is not None else None,
+        "run_fw_cfg_bytes": RUN_FW_CFG_BYTES,
+    }
+
+
+def key_of(inputs: dict[str, Any]) -> str:
+    return sha256_json(inputs)[:20]
+
+
+def ensure(point: PointParams, kernel_art: kernel.KernelArtifacts,
+           image_art: image.ImageArtifacts) -> Snapshot:
+    """The point's snapshot from the cache, checked; built (or rebuilt) when missing or bad."""
+    inputs = key_inputs(point, kernel_art, image_art)
+    key = key_of(inputs)
+    if key in _failed:
+        raise SnapshotFailed(_failed[key])
+    directory = snapshots_dir() / key
+    found = _checked(directory, key)
+    if found is not None:
+        return found
+    with atomic.file_lock(snapshots_dir() / f"{key}.lock"):
+        found = _checked(directory, key)
+        if found is not None:
+            return found
+        try:
+            _build(point, kernel_art, image_art, inputs, key, directory)
+        except SnapshotFailed as error:
+            _failed[key] = str(error)
+            raise
+    found = _checked(directory, key)
+    if found is None:
+        raise LabError(f"snapshot {directory}: the build left no usable state")
+    return found
+
+
+_verified: dict[Path, tuple[float, int]] = {}
+_failed: dict[str, str] = {}  # keys whose build failed in this process, with the reason
+
+
+def _checked(directory: Path, key: str) -> Snapshot | None:
+    """The cached snapshot when its manifest names this key and its state file has the recorded
+    size and digest; a bad one is removed (and then rebuilt) with a note."""
+    manifest = pointdir.read_json(directory / MANIFEST)
+    if manifest is None:
+        return None
+    state = directory / STATE
+    reason = None
+    if not isinstance(manifest, dict) or manifest.get("key") != key:
+        reason = "its manifest names another key"
+    elif not state.is_file() or state.stat().st_size != manifest.get("bytes"):
+        reason = "its state file is missing or of another size"
+    else:
+        stamp = (state.stat().st_mtime, state.stat().st_size)
+        if _verified.get(state) != stamp:
+            if sha256_file(state) != manifest.get("sha256"):
+                reason = "its state file's digest differs from the manifest's"
+            else:
+                _verified[state] = stamp
+    if reason is not None:
+        print(f"manylab: snapshot {directory}: {reason}: rebuilding it", flush=True)
+        trash = directory.with_name(f".{directory.name}.bad-{os.getpid()}")
+        os.replace(directory, trash)
+        shutil.rmtree(trash, ignore_errors=True)
+        return None
+    return Snapshot(key, directory, manifest)
+
+
+def waiting_file(path: Path) -> None:
+    path.write_bytes(WAIT_HEADER.ljust(RUN_FW_CFG_BYTES, b"\0"))
+
+
+def run_file(path: Path, script: str, where: str) -> None:
+    """The fw_cfg file that hands a restored guest its run script."""
+    data = RUN_HEADER + script.encode()
+    if len(data) > RUN_FW_CFG_BYTES:
+        raise LabError(f"{where}: the run script is {len(data)} bytes; a restored snapshot takes "
+                       f"at most {RUN_FW_CFG_BYTES}: shorten it or set machine.snapshot = 'off'")
+    path.write_bytes(data.ljust(RUN_FW_CFG_BYTES, b"\0"))
+
+
+def sparse_disk(path: Path, point: PointParams) -> Path | None:
+    if point.workload.fs != "ext2":
+        return None
+    with path.open("wb") as handle:
+        handle.truncate(parse_size(point.workload.disk))
+    return path
+
+
+def build_timeout(point: PointParams) -> float:
+    per_vcpu = 2.0 if point.machine.arch == "x86_64" else 4.0
+    return 120 + per_vcpu * point.machine.vcpus + 600
+
+
+class _Saver:
+    """Saves the machine once its guest reports ready: migrate to a file, quit."""
+
+    def __init__(self, socket_path: Path, state: Path) -> None:
+        self.socket_path = socket_path
+        self.state = state
+        self.saved = False
+        self.error: str | None = None
+        self.save_s = 0.0
+
+    def on_line(self, line: str) -> None:
+        if READY_LINE not in line or self.saved or self.error:
+            return
+        started = time.monotonic()
+        try:
+            monitor = Qmp(self.socket_path)
+            try:
+                # Saved running: the stream records the run state, and a restore of a
+                # running machine starts at once (a stopped one would wait for `cont`).
+                monitor.execute("migrate-set-parameters", **{"max-bandwidth": 0})
+                monitor.execute("migrate", uri=f"file:{self.state}")
+                while True:
+                    status = monitor.execute("query-migrate").get("status")
+                    if status == "completed":
+                        break
+                    if status in ("failed", "cancelled"):
+                        raise LabError(f"QEMU migration {status}")
+                    time.sleep(SAVE_POLL_S)
+                self.saved = True
+                self.save_s = time.monotonic() - started
+                monitor.execute("quit")
+            finally:
+                monitor.close()
+        except (LabError, OSError) as error:
+            self.error = str(error)
+
+
+def _build(point: PointParams, kernel_art: kernel.KernelArtifacts,
+           image_art: image.ImageArtifacts, inputs: dict[str, Any], key: str,
+           directory: Path) -> None:
+    staging = directory.with_name(f".{directory.name}.build-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    kept = directory.with_name(f"{directory.name}.failed")
+    label = f"snapshot {point.machine.arch} {point.machine.vcpus} vCPUs"
+    print(f"manylab: building {label} ({key}) ...", flush=True)
+    try:
+        with tempfile.TemporaryDirectory(prefix="manylab-snap-") as scratch_name:
+            scratch = Path(scratch_name)
+            run = scratch / "run.fwcfg"
+            waiting_file(run)
+            disk = sparse_disk(scratch / "disk.img", point)
+            argv = machine_argv(point, kernel_art.boot_image, image_art.initramfs, disk, run)
+            socket_path = scratch / "qmp.sock"
+            saver = _Saver(socket_path, staging / STATE)
+            outcome = qemu.run(argv + ["-qmp", f"unix:{socket_path},server=on,wait=off"],
+                               staging / pointdir.CONSOLE, staging / pointdir.QEMU_STDERR,
+                               build_timeout(point), on_line=saver.on_line)
+        failure = outcome.console.reason if outcome.console.failures else None
+        if failure is None and not saver.saved:
+            failure = saver.error or outcome.failure or "the guest never reported ready"
+        if failure is not None:
+            raise SnapshotFailed(f"{label}: {failure} (console: {kept / pointdir.CONSOLE})")
+        size = (staging / STATE).stat().st_size
+        atomic.write_json(staging / MANIFEST, {
+            "key": key, "inputs": inputs, "argv": argv,
+            "bytes": size, "sha256": sha256_file(staging / STATE),
+            "boot_s": round(outcome.boot_seconds or 0.0, 3),
+            "build_s": round(outcome.seconds, 3), "save_s": round(saver.save_s, 3),
+        })
+        atomic.replace_dir(staging, directory)
+        print(f"manylab: {label} built in {outcome.seconds:.0f} s "
+              f"({size >> 20} MiB)", flush=True)
+    except BaseException:
+        shutil.rmtree(kept, ignore_errors=True)
+        if staging.exists():
+            (staging / STATE).unlink(missing_ok=True)
+            os.replace(staging, kept)
+        raise
+
+
+def _digest(path: Path) -> str:
+    return _digest_cached(path, path.stat().st_mtime, path.stat().st_size)
+
+
+_digests: dict[tuple[Path, float, int], str] = {}
+
+
+def _digest_cached(path: Path, mtime: float, size: int) -> str:
+    stamp = (path, mtime, size)
+    if stamp not in _digests:
+        _digests[stamp] = sha256_file(path)
+    return _digests[stamp]
+
+
+def restore_argv(snap: Snapshot, point: PointParams, kernel_art: kernel.KernelArtifacts,
+                 image_art: image.ImageArtifacts, disk: Path | None, run: Path,
+                 plugin_argument: str | None) -> list[str]:
+    argv = machine_argv(point, kernel_art.boot_image, image_art.initramfs, disk, run)
+    argv += ["-incoming", f"file:{snap.state}"]
+    if plugin_argument:
+        argv += ["-plugin", plugin_argument]
+    return argv
+
+
+def describe(snap: Snapshot) -> dict[str, Any]:
+    """inputs.json's record of the snapshot a point restored."""
+    manifest = snap.manifest
+    return {"key": snap.key, "directory": str(snap.directory), "sha256": manifest["sha256"],
+            "bytes": manifest["bytes"], "build_s": manifest.get("build_s"),
+            "inputs": manifest["inputs"]}
