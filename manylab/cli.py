@@ -152,7 +152,8 @@ def cmd_boot(args: argparse.Namespace) -> int:
         "kernel": {"variant": args.variant, "fragments": args.fragment, "cmdline": args.cmdline},
         "machine": {"arch": args.arch, "vcpus": args.vcpus, "memory": args.memory,
                     "quantum": args.quantum, "quantum_shared": args.quantum_shared,
-                    "reproducible": not args.free_running},
+                    "reproducible": not args.free_running,
+                    "snapshot": "off"},  # one boot, its whole console: nothing to restore
         "workload": {"name": "shell", "fs": args.fs,
                      "args": {"script": " ".join(args.guest_command) or
                               "echo MANYLAB-RESULT {\\\"cpus\\\": $(nproc)}"}},

@@ -112,6 +112,8 @@ def ensure(point: PointParams, kernel_art: kernel.KernelArtifacts,
         found = _checked(directory, key)
         if found is not None:
             return found
+        for leftover in directory.parent.glob(f".{key}.build-*"):
+            shutil.rmtree(leftover, ignore_errors=True)  # a builder killed outright
         try:
             _build(point, kernel_art, image_art, inputs, key, directory)
         except SnapshotFailed as error:

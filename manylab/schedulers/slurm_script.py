@@ -164,6 +164,6 @@ def build_script(study: str, spec_path: Path, folder: Path, manylab: Path, cache
     if settings.profile:
         build += ["--profile", settings.profile]
     return "\n".join(["#!/bin/bash", *(f"#SBATCH {line}" for line in lines),
-                      f"# manylab study '{study}': build kernels, image and plugin once",
+                      f"# manylab study '{study}': build kernels, images, snapshots once",
                       "set -e", *settings.setup, "set -u", f"export MANYLAB_CACHE={q(str(cache))}",
                       "exec " + " ".join(q(word) for word in build)]) + "\n"
