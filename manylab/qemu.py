@@ -179,6 +179,7 @@ class RunOutcome:
     boot_seconds: float | None
     stderr_tail: list[str] = field(default_factory=list)
     program: str = "QEMU"
+    peak_rss_mib: float | None = None  # the emulator's peak resident memory (VmHWM)
 
     @property
     def failure(self) -> str | None:
@@ -196,6 +197,7 @@ class RunOutcome:
 
 
 GRACE_AFTER_FATAL_S = 10.0
+RSS_READ_EVERY_S = 0.5
 
 _live: set[subprocess.Popen[bytes]] = set()
 _live_lock = threading.Lock()
@@ -235,7 +237,12 @@ def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float,
         selector = selectors.DefaultSelector()
         selector.register(proc.stdout, selectors.EVENT_READ)
         pending = b""
+        peak_rss_mib: float | None = None
+        rss_read_at = 0.0
         while True:
+            if time.monotonic() - rss_read_at > RSS_READ_EVERY_S:
+                rss_read_at = time.monotonic()
+                peak_rss_mib = _peak_rss_mib(proc.pid) or peak_rss_mib
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 timed_out = not state.fatal
@@ -272,7 +279,19 @@ def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float,
         raise Interrupted
     stderr_tail = stderr_log.read_text(errors="replace").strip().splitlines()[-5:]
     return RunOutcome(state, proc.returncode, timed_out, time.monotonic() - started,
-                      boot_seconds, stderr_tail, program)
+                      boot_seconds, stderr_tail, program, peak_rss_mib)
+
+
+def _peak_rss_mib(pid: int) -> float | None:
+    """The process's peak resident set so far (VmHWM), or None once it has exited."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

@@ -78,6 +78,8 @@ def result_record(point_id: str, study: str, program: str, outcome: RunOutcome,
         f"{program}_returncode": outcome.returncode,
         "timing": {"total_s": round(outcome.seconds, 3),
                    "boot_s": None if outcome.boot_seconds is None
-                   else round(outcome.boot_seconds, 3)},
+                   else round(outcome.boot_seconds, 3),
+                   "peak_rss_mib": None if outcome.peak_rss_mib is None
+                   else round(outcome.peak_rss_mib, 1)},
         "kernel_reports": outcome.console.failures,
     }
