@@ -6,10 +6,14 @@ QEMU command line with the kernel and root image by content, the disk's size, QE
 built once under a lock into a staging folder and renamed into the cache whole, checked by
 size and digest before each restore and rebuilt when the check fails.
 
-A restored guest learns its run script from the fw_cfg file opt/manylab/run, which QEMU reads
-from the host at start and does not migrate: the boot sees a waiting marker, each restore the
-point's script, padded to the same size (the guest polls the file on its own timer, so no
-input timed by the host reaches it and the run stays deterministic under icount).
+The guest stops itself where it is ready: its init runs snapshot-point, which writes to QEMU's
+pvpanic-pci device, and QEMU (-action panic=pause) pauses the machine at that instruction, so
+every build of one key saves the same state (a stop requested by the host would land wherever
+the guest happened to be). The stream is saved without its run state
+(migration.store-global-state=off), so a restore starts running at once. The restored guest
+reads its run script from the fw_cfg file opt/manylab/run, which QEMU reads from the host at
+start and does not migrate: the boot sees a waiting marker, each restore the point's script,
+padded to the same size.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from manylab.paths import cache_root
 from manylab.qmp import Qmp
 from manylab.units import parse_size
 
-FORMAT = 1  # bump when the saved state or the guest's waiting protocol changes
+FORMAT = 2  # bump when the saved state or the guest's waiting protocol changes
 RUN_FW_CFG = "opt/manylab/run"
 RUN_FW_CFG_BYTES = 64 * 1024
 RUN_HEADER = b"#manylab-run\n"
@@ -40,6 +44,9 @@ GUEST_CMDLINE = "manylab.snapshot=1"
 STATE = "state.mig"
 MANIFEST = "manifest.json"
 SAVE_POLL_S = 0.1
+PAUSE_WAIT_S = 120.0
+# Only the build: pause where the guest asks, and save no run state (a restore then runs).
+BUILD_ARGS = ["-action", "panic=pause", "-global", "migration.store-global-state=off"]
 
 
 class SnapshotFailed(LabError):
@@ -72,7 +79,7 @@ def machine_argv(point: PointParams, boot_image: Path, initramfs: Path, disk: Pa
                  run_file: Path) -> list[str]:
     """The command line shared by the snapshot's boot and every restore of it."""
     argv = qemu.command(point, boot_image, initramfs, disk, None, GUEST_CMDLINE)
-    return argv + ["-fw_cfg", f"name={RUN_FW_CFG},file={run_file}"]
+    return argv + ["-fw_cfg", f"name={RUN_FW_CFG},file={run_file}", "-device", "pvpanic-pci"]
 
 
 def key_inputs(point: PointParams, kernel_art: kernel.KernelArtifacts,
@@ -184,7 +191,7 @@ def build_timeout(point: PointParams) -> float:
 
 
 class _Saver:
-    """Saves the machine once its guest reports ready: migrate to a file, quit."""
+    """Saves the machine once its guest has paused itself: migrate to a file, quit."""
 
     def __init__(self, socket_path: Path, state: Path) -> None:
         self.socket_path = socket_path
@@ -200,8 +207,12 @@ class _Saver:
         try:
             monitor = Qmp(self.socket_path)
             try:
-                # Saved running: the stream records the run state, and a restore of a
-                # running machine starts at once (a stopped one would wait for `cont`).
+                deadline = time.monotonic() + PAUSE_WAIT_S
+                while monitor.execute("query-status").get("status") != "guest-panicked":
+                    if time.monotonic() > deadline:
+                        raise LabError(f"the guest did not pause itself within "
+                                       f"{PAUSE_WAIT_S:.0f} s of MANYLAB-READY (snapshot-point)")
+                    time.sleep(SAVE_POLL_S)
                 monitor.execute("migrate-set-parameters", **{"max-bandwidth": 0})
                 monitor.execute("migrate", uri=f"file:{self.state}")
                 while True:
@@ -238,7 +249,8 @@ def _build(point: PointParams, kernel_art: kernel.KernelArtifacts,
             argv = machine_argv(point, kernel_art.boot_image, image_art.initramfs, disk, run)
             socket_path = scratch / "qmp.sock"
             saver = _Saver(socket_path, staging / STATE)
-            outcome = qemu.run(argv + ["-qmp", f"unix:{socket_path},server=on,wait=off"],
+            outcome = qemu.run(argv + BUILD_ARGS
+                               + ["-qmp", f"unix:{socket_path},server=on,wait=off"],
                                staging / pointdir.CONSOLE, staging / pointdir.QEMU_STDERR,
                                build_timeout(point), on_line=saver.on_line)
         failure = outcome.console.reason if outcome.console.failures else None
