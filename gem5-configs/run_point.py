@@ -1,8 +1,8 @@
 """gem5 entry point of one manylab point:
 `gem5.fast [--outdir DIR] run_point.py SYSTEM.json [--max-ticks N]`.
 
-SYSTEM.json is written by the lab (manylab/gem5/system.py). The guest boots on the boot core
-type; the workload's region of interest (gem5 work items from its ROI markers) runs on the
+SYSTEM.json is written by the lab (manylab/backends/gem5/system.py). The guest boots on the
+boot core type; the workload's region of interest (gem5 work items from its ROI markers) runs on the
 detailed core type. Statistics blocks in stats.txt: 0 = boot, 1 = region of interest, 2 = the
 rest up to the guest's exit (on the region's core type: gem5 cannot switch Ruby back to
 atomic_noncaching). roi.json records the ticks and the block of the region.

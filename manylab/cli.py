@@ -11,9 +11,9 @@ from pathlib import Path
 
 from manylab import image, kernel, plan, pointdir, results, runner
 from manylab import spec as specs
+from manylab.backends.supervise import Interrupted
 from manylab.errors import LabError
 from manylab.paths import RUNS_DIR
-from manylab.qemu import Interrupted
 from manylab.schedulers.base import PointJob, PointState, Scheduler, StudyJobs
 from manylab.schedulers.resources import resources
 

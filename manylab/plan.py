@@ -68,7 +68,7 @@ def check_machines(spec: specs.Spec, points: list[Point]) -> None:
     """The machine model of every point that uses one (the plugin's, or gem5's built from it):
     its preset, `set` keys and values and vCPU count, checked by the plugin's own parameter
     code (`manylab-machine`), once per distinct machine."""
-    from manylab.gem5 import machine  # the describer lives with its first user, the gem5 tier
+    from manylab.backends.gem5 import machine  # the describer lives with the gem5 tier
 
     if not any(p.config.plugin.enabled or p.config.machine.backend == "gem5" for p in points):
         return

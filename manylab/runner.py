@@ -17,9 +17,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from manylab import atomic, backends, image, kernel, plugin, pointdir, snapshot
+from manylab import atomic, backends, image, kernel, pointdir
 from manylab import spec as specs
-from manylab.errors import LabError
+from manylab.backends.qemu import plugin, snapshot
 from manylab.hashing import sha256_file
 from manylab.params import PointParams
 from manylab.paths import REPO_ROOT, RUNS_DIR
@@ -58,19 +58,9 @@ def _image_key_now(arch: str) -> str:
     return image.image_key(arch)
 
 
-@functools.cache
-def _plugin_sha_now() -> str | None:
-    try:
-        return sha256_file(plugin.library())
-    except plugin.StaleBuild:
-        raise  # stored points cannot be judged against a build that is out of date
-    except LabError:
-        return None  # not built yet: build_for builds it, the points run anyway
-
-
 def stale_input(point_dir: Path, point: PointParams) -> str | None:
     """What differs between the inputs a stored point was made from and those the lab would use
-    now (the emulator's version, the kernel, the root image with its workloads, the plugin),
+    now (the backend's own tools and settings, the kernel, the root image with its workloads),
     or None when the point is current."""
     inputs = pointdir.read_json(point_dir / pointdir.INPUTS)
     if not isinstance(inputs, dict):
@@ -81,13 +71,6 @@ def stale_input(point_dir: Path, point: PointParams) -> str | None:
         return "kernel"
     if inputs.get("image", {}).get("key") != _image_key_now(point.machine.arch):
         return "root image"
-    restored_or_tried = "snapshot" in inputs or "snapshot_error" in inputs
-    if restored_or_tried != snapshot.wanted(point):
-        return "snapshot setting"
-    if point.machine.backend == "qemu" and plugin.wanted(point):
-        now = _plugin_sha_now()
-        if now is not None and inputs.get("plugin", {}).get("sha256") != now:
-            return "plugin"
     return None
 
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from manylab import image, kernel, plan, pointdir, runner  # noqa: E402
 from manylab import spec as specs  # noqa: E402
-from manylab.gem5 import backend, command, stats  # noqa: E402
+from manylab.backends.gem5 import backend, command, stats  # noqa: E402
 
 SPEC = """
 [study]

@@ -33,8 +33,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from manylab import image, kernel, paths, plan, runner, snapshot  # noqa: E402
+from manylab import image, kernel, paths, plan, runner  # noqa: E402
 from manylab import spec as specs  # noqa: E402
+from manylab.backends.qemu import snapshot  # noqa: E402
 
 BIG = {"x86_64": 256, "arm64": 256}
 MODES: dict[str, dict[str, object]] = {

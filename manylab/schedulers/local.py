@@ -5,7 +5,8 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from manylab import plan, qemu, runner
+from manylab import plan, runner
+from manylab.backends import supervise
 from manylab.errors import LabError
 from manylab.progress import Progress
 from manylab.schedulers.base import PointState, Scheduler, StudyJobs
@@ -45,7 +46,7 @@ class LocalScheduler(Scheduler):
             outcomes = [future.result() for future in futures]
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
-            qemu.stop_all()
+            supervise.stop_all()
             pool.shutdown(wait=True)
             progress.close()
             raise

@@ -1,6 +1,7 @@
-"""Post-boot snapshots on the real kernel (manylab/snapshot.py, README "Snapshots"): two
-restores of one snapshot count the same, a restored point's coherence traffic lies within the
-spread of seeded cold boots, and a damaged snapshot is rebuilt instead of restored."""
+"""Post-boot snapshots on the real kernel (manylab/backends/qemu/snapshot.py, README
+"Snapshots"): two restores of one snapshot count the same, a restored point's coherence traffic
+lies within the spread of seeded cold boots, and a damaged snapshot is rebuilt instead of
+restored."""
 
 import json
 from pathlib import Path

@@ -13,7 +13,7 @@ import pytest
 
 from manylab import image, kernel, plan
 from manylab import spec as specs
-from manylab.gem5 import backend, command, stats
+from manylab.backends.gem5 import backend, command, stats
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("MANYLAB_GEM5"),

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from manylab.backends.gem5 import stats
 from manylab.errors import LabError
-from manylab.gem5 import stats
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "gem5"
 

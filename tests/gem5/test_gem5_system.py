@@ -7,8 +7,8 @@ import pytest
 
 from manylab import plan
 from manylab import spec as specs
+from manylab.backends.gem5 import backend, command, machine, system
 from manylab.errors import LabError
-from manylab.gem5 import backend, command, machine, system
 from manylab.params import PointParams
 from manylab.spec import SpecError
 

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from manylab import nvmain, plan, plugin
+from manylab import nvmain, plan
 from manylab import spec as specs
+from manylab.backends.qemu import plugin
 from manylab.cli import main
 from manylab.errors import LabError
 from manylab.params import PointParams

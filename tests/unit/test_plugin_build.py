@@ -4,9 +4,10 @@ import os
 
 import pytest
 
-from manylab import plugin, runner
+from manylab.backends import qemu as qemu_backend
+from manylab.backends.qemu import plugin
+from manylab.crate_build import StaleBuild, built
 from manylab.errors import LabError
-from manylab.plugin import StaleBuild, built
 
 
 def test_a_library_older_than_a_source_file_is_refused(tmp_path, monkeypatch):
@@ -39,15 +40,15 @@ def test_a_stale_library_stops_the_staleness_check_of_stored_points(monkeypatch)
     def stale():
         raise StaleBuild("QEMU plugin x.so is older than lib.rs: run cargo build --release")
 
-    runner._plugin_sha_now.cache_clear()
+    qemu_backend.plugin_sha_now.cache_clear()
     monkeypatch.setattr(plugin, "library", stale)
     with pytest.raises(StaleBuild, match="cargo build --release"):
-        runner._plugin_sha_now()
+        qemu_backend.plugin_sha_now()
 
     def missing():
         raise LabError("QEMU plugin x.so is not built: run scripts/setup.sh")
 
-    runner._plugin_sha_now.cache_clear()
+    qemu_backend.plugin_sha_now.cache_clear()
     monkeypatch.setattr(plugin, "library", missing)
-    assert runner._plugin_sha_now() is None
-    runner._plugin_sha_now.cache_clear()
+    assert qemu_backend.plugin_sha_now() is None
+    qemu_backend.plugin_sha_now.cache_clear()

@@ -2,8 +2,10 @@ from pathlib import Path
 
 import pytest
 
-from manylab import memory_layout, plan, plugin, qemu
+from manylab import memory_layout, plan
 from manylab import spec as specs
+from manylab.backends.qemu import command as qemu
+from manylab.backends.qemu import plugin
 from manylab.memory_layout import MemRange
 from manylab.params import NumaNode, PointParams
 from manylab.workloads import command_line, run_script

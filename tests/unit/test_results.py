@@ -5,8 +5,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from manylab import atomic, qemu, results, runner
+from manylab import atomic, results, runner
 from manylab import spec as specs
+from manylab.backends import qemu as qemu_backend
+from manylab.backends.qemu import command as qemu
 from manylab.plan import Point
 from manylab.runner import select as _selected
 
@@ -18,13 +20,13 @@ KERNEL_NOW, IMAGE_NOW, PLUGIN_NOW = "k" * 20, "i" * 20, "p" * 64
 
 def make_point(study: Path, name: str, status: str | None, outputs=None, stats=None,
                emulator: str = QEMU_NOW, kernel: str = KERNEL_NOW, image: str = IMAGE_NOW,
-               plugin: str = PLUGIN_NOW) -> Path:
+               plugin: str = PLUGIN_NOW, restored: bool = True) -> Path:
     folder = study / name
     folder.mkdir(parents=True)
     (folder / "inputs.json").write_text(json.dumps(
         {"params": {"machine": {"vcpus": 2}, "workload": {"name": "pwriter", "args": {}}},
          "qemu": {"version": emulator}, "kernel": {"key": kernel}, "image": {"key": image},
-         "plugin": {"sha256": plugin}}))
+         "plugin": {"sha256": plugin}, **({"snapshot": {"key": "s" * 20}} if restored else {})}))
     (folder / "workload.json").write_text(json.dumps(outputs or []))
     if stats is not None:
         (folder / "stats.json").write_text(json.dumps(stats))
@@ -104,7 +106,7 @@ def qemu_now(monkeypatch):
     monkeypatch.setattr(qemu, "version", lambda path: QEMU_NOW)
     monkeypatch.setattr(runner, "_kernel_key_now", lambda request: KERNEL_NOW)
     monkeypatch.setattr(runner, "_image_key_now", lambda arch: IMAGE_NOW)
-    monkeypatch.setattr(runner, "_plugin_sha_now", lambda: PLUGIN_NOW)
+    monkeypatch.setattr(qemu_backend, "plugin_sha_now", lambda: PLUGIN_NOW)
 
 
 def full_params(quantum: int = 1000) -> dict:
@@ -157,6 +159,18 @@ def test_points_of_another_kernel_image_or_plugin_run_again(tmp_path, qemu_now, 
             "root image, 1 by another plugin)") in capsys.readouterr().err
     no_plugin = full_params(quantum=0)
     assert _selected([Point("plugin", no_plugin)], tmp_path, False, False) == []
+
+
+def test_points_booted_where_a_snapshot_is_wanted_run_again(tmp_path, qemu_now, capsys):
+    make_point(tmp_path, "booted", "ok", restored=False)
+    make_point(tmp_path, "restored", "ok")
+    points = [Point(name, X86) for name in ("booted", "restored")]
+    assert [p.id for p in _selected(points, tmp_path, False, False)] == ["booted"]
+    assert "1 by another snapshot setting" in capsys.readouterr().err
+    cold = full_params()
+    cold["machine"]["snapshot"] = "off"
+    assert [p.id for p in _selected([Point("booted", cold), Point("restored", cold)],
+                                     tmp_path, False, False)] == ["restored"]
 
 
 def test_replace_dir_swaps_whole_folders(tmp_path):

@@ -1,13 +1,15 @@
 """Snapshot keys, the run script's fw_cfg file, and the checks before a cached snapshot is
-restored (manylab/snapshot.py); the restores themselves are in tests/e2e/test_snapshot.py."""
+restored (manylab/backends/qemu/snapshot.py); the restores themselves are in
+tests/e2e/test_snapshot.py."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from manylab import plan, snapshot
+from manylab import plan
 from manylab import spec as specs
+from manylab.backends.qemu import snapshot
 from manylab.errors import LabError
 from manylab.hashing import sha256_file
 from manylab.image import ImageArtifacts

@@ -22,7 +22,7 @@ def test_defaults_fill_a_minimal_spec(write_spec):
                                  "tcg": "single", "cpu": "", "reproducible": True,
                                  "quantum": specs.DEFAULT_QUANTUM, "quantum_shared": 0,
                                  "quantum_unit": "instructions", "quantum_outside": "auto",
-                                 "backend": "qemu"}
+                                 "snapshot": "auto", "backend": "qemu"}
     assert spec.name == "study"
 
 

@@ -8,10 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from manylab import atomic, image, kernel, pointdir, qemu
-from manylab.backends import result_record, run_failure, write_console_outputs
+from manylab import atomic, image, kernel, pointdir
+from manylab.backends import supervise
+from manylab.backends.gem5 import command, machine, stats, system
+from manylab.backends.records import result_record, run_failure, write_console_outputs
 from manylab.errors import LabError
-from manylab.gem5 import command, machine, stats, system
 from manylab.hashing import sha256_file
 from manylab.params import PointParams
 from manylab.workloads import run_script
@@ -83,7 +84,7 @@ def run_into(point_id: str, study: str, point: PointParams, staging: Path,
         "timeout_s": timeout_s,
     }
     atomic.write_json(staging / pointdir.INPUTS, record)
-    outcome = qemu.run(argv, staging / pointdir.CONSOLE, staging / pointdir.GEM5_STDERR,
+    outcome = supervise.run(argv, staging / pointdir.CONSOLE, staging / pointdir.GEM5_STDERR,
                        timeout_s, program="gem5")
     write_console_outputs(staging, outcome)
     failure = run_failure(outcome)

@@ -3,6 +3,7 @@ plugin when the point enables it or runs in lockstep."""
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import tempfile
@@ -10,8 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from manylab import atomic, image, kernel, plugin, pointdir, qemu, snapshot
-from manylab.backends import result_record, run_failure, write_console_outputs
+from manylab import atomic, image, kernel, pointdir
+from manylab.backends import supervise
+from manylab.backends.qemu import command as qemu
+from manylab.backends.qemu import plugin, snapshot
+from manylab.backends.records import result_record, run_failure, write_console_outputs
+from manylab.crate_build import StaleBuild
+from manylab.errors import LabError
 from manylab.hashing import sha256_file
 from manylab.params import PointParams
 from manylab.workloads import run_script
@@ -47,6 +53,13 @@ class QemuBackend:
     def stale_tool(self, point: PointParams, inputs: dict[str, Any]) -> str | None:
         if inputs.get("qemu", {}).get("version") != qemu.version(qemu.binary(point.machine.arch)):
             return "QEMU version"
+        restored_or_tried = "snapshot" in inputs or "snapshot_error" in inputs
+        if restored_or_tried != snapshot.wanted(point):
+            return "snapshot setting"
+        if plugin.wanted(point):
+            now = plugin_sha_now()
+            if now is not None and inputs.get("plugin", {}).get("sha256") != now:
+                return "plugin"
         return None
 
     def run_into(self, point_id: str, study: str, point: PointParams, staging: Path,
@@ -87,7 +100,7 @@ class QemuBackend:
             if snapshot_error is not None:
                 record["snapshot_error"] = snapshot_error
             atomic.write_json(staging / pointdir.INPUTS, record)
-            outcome = qemu.run(argv, staging / pointdir.CONSOLE,
+            outcome = supervise.run(argv, staging / pointdir.CONSOLE,
                                staging / pointdir.QEMU_STDERR, timeout_s)
         write_console_outputs(staging, outcome)
         failure = run_failure(outcome)
@@ -95,6 +108,16 @@ class QemuBackend:
                 and not (staging / pointdir.STATS).exists()):
             failure = "the plugin wrote no stats.json"
         return result_record(point_id, study, "qemu", outcome, failure)
+
+
+@functools.cache
+def plugin_sha_now() -> str | None:
+    try:
+        return sha256_file(plugin.library())
+    except StaleBuild:
+        raise  # stored points cannot be judged against a build that is out of date
+    except LabError:
+        return None  # not built yet: build_for builds it, the points run anyway
 
 
 def inputs_record(inputs_base: dict[str, Any], point: PointParams, artifacts: Artifacts,

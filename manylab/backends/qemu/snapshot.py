@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from manylab import atomic, image, kernel, pointdir, qemu
+from manylab import atomic, image, kernel, pointdir
+from manylab.backends import supervise
+from manylab.backends.qemu import command as qemu
 from manylab.errors import LabError
 from manylab.hashing import sha256_file, sha256_json
 from manylab.params import PointParams
@@ -249,7 +251,7 @@ def _build(point: PointParams, kernel_art: kernel.KernelArtifacts,
             argv = machine_argv(point, kernel_art.boot_image, image_art.initramfs, disk, run)
             socket_path = scratch / "qmp.sock"
             saver = _Saver(socket_path, staging / STATE)
-            outcome = qemu.run(argv + BUILD_ARGS
+            outcome = supervise.run(argv + BUILD_ARGS
                                + ["-qmp", f"unix:{socket_path},server=on,wait=off"],
                                staging / pointdir.CONSOLE, staging / pointdir.QEMU_STDERR,
                                build_timeout(point), on_line=saver.on_line)

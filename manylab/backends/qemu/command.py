@@ -1,24 +1,14 @@
-"""The QEMU backend: the command line for a point, and a watched run of it.
-
-The run streams the serial console to console.log, stops the guest on a fatal kernel report or
-on the time limit, and always returns (never hangs the lab).
-"""
+"""QEMU's command line for a point: the binary and its version, the machine, the kernel's
+command line, the time limit."""
 
 from __future__ import annotations
 
 import functools
-import os
 import re
-import selectors
-import signal
 import subprocess
-import threading
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from manylab.console import ConsoleState
+from manylab.backends.guest import LAB_CMDLINE
 from manylab.errors import LabError
 from manylab.memory_layout import numa_nodes
 from manylab.params import MachineParams, PointParams
@@ -39,13 +29,6 @@ X86_FIRMWARE = "qboot.rom"
 # firmware, SeaBIOS, is then used instead of qboot.
 X86_XAPIC_MAX_VCPUS = 255
 
-# Defaults that let 64-255 vCPU guests boot on 2 host cores under TCG, where vCPUs starve each
-# other for seconds: no lockup watchdogs, long RCU stall timeouts, a trusted TSC.
-LAB_CMDLINE = (
-    "panic=-1 nokaslr nowatchdog loglevel=5 mitigations=off "
-    "rcupdate.rcu_cpu_stall_timeout=300 rcupdate.rcu_cpu_stall_suppress_at_boot=1 "
-    "workqueue.watchdog_thresh=0"
-)
 # lpj= skips each x86 CPU's delay-loop calibration (0.6 s of guest time per CPU under icount)
 # and lapic_timer_period= (kernel-patches/lab) the boot CPU's APIC timer calibration, a PAUSE
 # spin of 0.1-0.25 s of guest time: QEMU's APIC timer counts 1 GHz of virtual time, 10^7 per
@@ -168,137 +151,3 @@ def default_timeout(point: PointParams) -> float:
     if point.plugin.enabled:
         factor = 4.0 if point.plugin.mode == "full" else 2.0
     return float((120 + per_vcpu * point.machine.vcpus) * factor + 600)
-
-
-@dataclass
-class RunOutcome:
-    console: ConsoleState
-    returncode: int | None
-    timed_out: bool
-    seconds: float
-    boot_seconds: float | None
-    stderr_tail: list[str] = field(default_factory=list)
-    program: str = "QEMU"
-    peak_rss_mib: float | None = None  # the emulator's peak resident memory (VmHWM)
-
-    @property
-    def failure(self) -> str | None:
-        if self.console.failures:
-            return self.console.reason
-        if self.timed_out:
-            where = "before boot finished" if not self.console.booted else "after boot"
-            return (f"hang: no exit within {self.seconds:.0f} s ({where}; last console line: "
-                    f"{self.console.last_line[:120]!r})")
-        if self.console.exit_status is None:
-            tail = self.stderr_tail[-1] if self.stderr_tail else self.console.last_line[:120]
-            return (f"{self.program} exited ({self.returncode}) before the workload finished: "
-                    f"{tail}")
-        return self.console.reason
-
-
-GRACE_AFTER_FATAL_S = 10.0
-RSS_READ_EVERY_S = 0.5
-
-_live: set[subprocess.Popen[bytes]] = set()
-_live_lock = threading.Lock()
-_stopping = threading.Event()
-
-
-class Interrupted(Exception):
-    """The lab is stopping: the run was cut short and must leave no result."""
-
-
-def stop_all() -> None:
-    """Stop every running guest (on Ctrl-C or SIGTERM); their runs raise Interrupted."""
-    _stopping.set()
-    with _live_lock:
-        procs = list(_live)
-    for proc in procs:
-        _stop(proc)
-
-
-def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float,
-        program: str = "QEMU", on_line: Callable[[str], None] | None = None) -> RunOutcome:
-    """Run the emulator (QEMU, or gem5 with its terminal on stdout), stream its console to
-    console_log, and judge the run. on_line sees each console line as it arrives."""
-    state = ConsoleState()
-    started = time.monotonic()
-    boot_seconds: float | None = None
-    deadline = started + timeout_s
-    timed_out = False
-    with console_log.open("w") as sink, stderr_log.open("w") as err_sink:
-        if _stopping.is_set():
-            raise Interrupted
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=err_sink, start_new_session=True)
-        with _live_lock:
-            _live.add(proc)
-        assert proc.stdout is not None
-        selector = selectors.DefaultSelector()
-        selector.register(proc.stdout, selectors.EVENT_READ)
-        pending = b""
-        peak_rss_mib: float | None = None
-        rss_read_at = 0.0
-        while True:
-            if time.monotonic() - rss_read_at > RSS_READ_EVERY_S:
-                rss_read_at = time.monotonic()
-                peak_rss_mib = _peak_rss_mib(proc.pid) or peak_rss_mib
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = not state.fatal
-                break
-            if not selector.select(timeout=min(remaining, 1.0)):
-                if proc.poll() is not None:
-                    break
-                continue
-            chunk = os.read(proc.stdout.fileno(), 65536)
-            if not chunk:
-                break
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for raw in lines:
-                text = raw.decode("utf-8", "replace")
-                sink.write(text + "\n")
-                state.feed(text)
-                if state.booted and boot_seconds is None:
-                    boot_seconds = time.monotonic() - started
-                if on_line is not None:
-                    sink.flush()
-                    on_line(text)
-            sink.flush()
-            if state.fatal:
-                deadline = min(deadline, time.monotonic() + GRACE_AFTER_FATAL_S)
-        if pending:
-            text = pending.decode("utf-8", "replace")
-            sink.write(text)
-            state.feed(text)
-        _stop(proc)
-        with _live_lock:
-            _live.discard(proc)
-    if _stopping.is_set():
-        raise Interrupted
-    stderr_tail = stderr_log.read_text(errors="replace").strip().splitlines()[-5:]
-    return RunOutcome(state, proc.returncode, timed_out, time.monotonic() - started,
-                      boot_seconds, stderr_tail, program, peak_rss_mib)
-
-
-def _peak_rss_mib(pid: int) -> float | None:
-    """The process's peak resident set so far (VmHWM), or None once it has exited."""
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()

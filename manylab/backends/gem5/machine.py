@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from manylab import plugin
+from manylab.crate_build import built
 from manylab.errors import LabError
 
 Pos = tuple[int, int]
 
 
 def describer() -> Path:
-    return plugin.built("MANYLAB_MACHINE_BIN", "manylab-machine", "the machine describer")
+    return built("MANYLAB_MACHINE_BIN", "manylab-machine", "the machine describer")
 
 
 def positions(text: str) -> list[Pos]:

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from manylab.gem5.machine import Machine, Pos, positions
+from manylab.backends.gem5.machine import Machine, Pos, positions
+from manylab.backends.guest import LAB_CMDLINE
 from manylab.memory_layout import numa_nodes
 from manylab.params import PointParams
-from manylab.qemu import LAB_CMDLINE
 from manylab.units import parse_size
 
 SYSTEM_FORMAT = 1
