@@ -44,12 +44,12 @@ class MachineParams:
     quantum_outside: int | str = "auto"  # turn length outside the regions of interest
     snapshot: str = "auto"  # "auto": restore a post-boot snapshot; "off": boot every point
 
-    def turn_outside(self, workload: str) -> int:
+    def turn_outside(self, marks_regions: bool) -> int:
         """The turn length while no region of interest is open: 'auto' runs the boot and
-        setup on QEMU's own slices (0) when the workload marks its regions (every lab
-        workload but 'shell'), whose interleaving is not measured."""
+        setup on QEMU's own slices (0) when the workload marks its regions, whose
+        interleaving is not measured; a workload without markers is turned everywhere."""
         if self.quantum_outside == "auto":
-            return self.quantum if workload == "shell" else 0
+            return 0 if marks_regions else self.quantum
         return int(self.quantum_outside)
 
 

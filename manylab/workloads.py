@@ -32,6 +32,7 @@ class Workload:
     doc: str
     args: dict[str, Arg] = field(default_factory=dict)
     dir_option: str | None = "--dir"  # the option that receives the work directory
+    marks_regions: bool = True  # opens and closes regions of interest (ROI markers)
 
 
 SIZE_ARG = Arg((str, int), doc="bytes, K/M/G suffix allowed", size=True)
@@ -138,7 +139,7 @@ REGISTRY: dict[str, Workload] = {w.name: w for w in (
     }),
     Workload("shell", "a shell script run as is (for experiments and tests)", {
         "script": Arg(str, doc="shell text; $MANYLAB_WORKDIR is the work directory"),
-    }, dir_option=None),
+    }, dir_option=None, marks_regions=False),
 )}
 
 

@@ -11,16 +11,21 @@ from manylab.errors import LabError
 from manylab.hashing import sha256_file
 from manylab.memory_layout import plugin_numa, plugin_view
 from manylab.params import PointParams
+from manylab.workloads import REGISTRY
 
 
 def library() -> Path:
     return built("MANYLAB_PLUGIN", "libmanylab_plugin.so", "QEMU plugin")
 
 
+def marks_regions(point: PointParams) -> bool:
+    return REGISTRY[point.workload.name].marks_regions
+
+
 def wanted(point: PointParams) -> bool:
     """The plugin loads for the model, or only for the vCPU switch every quantum instructions."""
     return bool(point.plugin.enabled or point.machine.quantum
-                or point.machine.turn_outside(point.workload.name))
+                or point.machine.turn_outside(marks_regions(point)))
 
 
 def _flag(value: bool) -> str:
@@ -35,7 +40,7 @@ def arguments(point: PointParams, stats_out: Path, system_map: Path) -> list[str
             f"roi={_flag(settings.roi)}", f"checker={_flag(settings.checker)}",
             f"sysmap={system_map}", f"quantum={point.machine.quantum}",
             f"quantum_shared={point.machine.quantum_shared}"]
-    outside = point.machine.turn_outside(point.workload.name)
+    outside = point.machine.turn_outside(marks_regions(point))
     if outside != point.machine.quantum:
         args.append(f"quantum_outside={outside}")
     if point.machine.quantum_unit != "instructions":
