@@ -16,7 +16,9 @@ from manylab import atomic, kstats, pointdir
 
 TABLE_FILE = "results.csv"
 PARQUET_FILE = "results.parquet"
-PARAM_PREFIXES = ("kernel.", "machine.", "workload.", "plugin.", "gem5.", "repeat")
+# A point's settings (what a report compares), and with the repeat index its parameters.
+SETTING_PREFIXES = ("kernel.", "machine.", "workload.", "plugin.", "gem5.")
+PARAM_PREFIXES = (*SETTING_PREFIXES, "repeat")
 FIRST_COLUMNS = ["point", "status", "reason", "timing.total_s", "timing.boot_s"]
 
 

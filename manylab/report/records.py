@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from manylab import pointdir
-from manylab.results import flatten, measured_columns
+from manylab.results import SETTING_PREFIXES, flatten, measured_columns
 from manylab.spec import SCHEMA
 
 Record = dict[str, Any]
-PARAM_PREFIXES = ("kernel.", "machine.", "workload.", "plugin.")
 
 
 @dataclass(frozen=True)
@@ -95,7 +94,7 @@ def param_keys(records: list[Record]) -> list[str]:
     """The parameter columns, in first-seen order."""
     keys: list[str] = []
     for record in records:
-        keys += [k for k in record if k.startswith(PARAM_PREFIXES) and k not in keys]
+        keys += [k for k in record if k.startswith(SETTING_PREFIXES) and k not in keys]
     return keys
 
 
