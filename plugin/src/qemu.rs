@@ -112,12 +112,10 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
         // The run starts outside every region (boot).
         let first = if config.quantum_at(false) > 0 { config.quantum_at(false) } else { config.quantum };
         c.turn_left.store(config.quantum_unit.turn(first), Relaxed);
-        c.idle.store(true, Relaxed);
     }
     let smt = machine.as_ref().is_some_and(|m| m.smt.is_some());
-    // Only the SMT model and forced turns ask which functions idle: no symbol scan without them.
-    let track_idle = config.switches_vcpus() && max_vcpus > 1;
-    let idle_funcs = if smt || track_idle {
+    // Only the SMT model asks which functions idle: no symbol scan at start-up without it.
+    let idle_funcs = if smt {
         (0..n_ids as u32).map(|id| syms.is_cpuidle(id) || smt::IDLE_LOOP.contains(&syms.name(id))).collect()
     } else {
         Box::default()
@@ -143,8 +141,6 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
         started: Instant::now(),
         smt,
         idle_funcs,
-        busy_vcpus: AtomicU64::new(0),
-        track_idle,
         config,
         params,
     };
@@ -284,9 +280,6 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, data: *mut c_void) {
     // Who is busy is followed from the start (a sibling may idle before a region opens).
     let smt_cycles = if p.smt { p.smt_block(vcpu, n, func, !outside_regions(p)) } else { 0.0 };
     let inside = p.region_open.load(Relaxed);
-    if p.track_idle {
-        p.follow_idle(c, func);
-    }
     let quantum = p.config.quantum_at(inside);
     if quantum > 0 {
         let cost = match p.config.quantum_unit {

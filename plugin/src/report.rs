@@ -27,8 +27,6 @@ pub struct Interleave {
     /// The switches made while no region was open.
     pub switches_outside: u64,
     pub short_turns: u64,
-    /// Turns that ended without a switch: no other vCPU was busy (all in the idle loop).
-    pub switches_skipped: u64,
     pub icount: bool,
 }
 
@@ -122,7 +120,6 @@ pub fn stats_json(run: &RunInfo, stats: &Stats, syms: &Symbols) -> String {
     w.field_u64("switches", run.interleave.switches);
     w.field_u64("switches_outside", run.interleave.switches_outside);
     w.field_u64("short_turns", run.interleave.short_turns);
-    w.field_u64("switches_skipped", run.interleave.switches_skipped);
     w.field_bool("icount", run.interleave.icount);
     w.end_object();
 

@@ -34,9 +34,6 @@ pub(super) struct VcpuCounters {
     pub(super) switches: AtomicU64,
     pub(super) switches_outside: AtomicU64,
     pub(super) short_turns: AtomicU64,
-    pub(super) switches_skipped: AtomicU64,
-    /// The vCPU's latest block was in the kernel's idle loop (followed when turns are forced).
-    pub(super) idle: AtomicBool,
 }
 
 #[inline]
@@ -89,11 +86,6 @@ pub(super) struct Plugin {
     pub(super) smt: bool,
     /// Per symbol id: a function of the kernel's idle loop (`.cpuidle.text`, `smt::IDLE_LOOP`).
     pub(super) idle_funcs: Box<[bool]>,
-    /// vCPUs whose latest block was outside the idle loop (every vCPU counts as idle until it
-    /// runs a block: a restored machine's halted vCPUs run none until woken).
-    pub(super) busy_vcpus: AtomicU64,
-    /// Turns are forced and there is more than one vCPU: follow who is busy.
-    pub(super) track_idle: bool,
 }
 
 pub(super) static PLUGIN: OnceLock<Plugin> = OnceLock::new();
@@ -208,26 +200,7 @@ impl Plugin {
         if short {
             bump(&c.short_turns, 1);
         }
-        // A switch makes every vCPU leave the round-robin (its cost grows with the vCPU count);
-        // with the others halted there is no one to switch to. A halted vCPU becomes runnable
-        // only by an interrupt, and QEMU ends the running vCPU's slice for that anyway.
-        let self_busy = u64::from(!c.idle.load(Relaxed));
-        if self.busy_vcpus.load(Relaxed) <= self_busy {
-            bump(&c.switches_skipped, 1);
-            return;
-        }
         unsafe { qemu_plugin_update_ns(self.time_control as *const c_void, 0) };
-    }
-
-    /// Follows whether the vCPU is busy (its block outside the idle loop), for `yield_vcpu`.
-    #[inline]
-    pub(super) fn follow_idle(&self, c: &VcpuCounters, func: u32) {
-        let idle = self.idle_funcs.get(func as usize).copied().unwrap_or(false);
-        if c.idle.load(Relaxed) != idle {
-            c.idle.store(idle, Relaxed);
-            let busy = self.busy_vcpus.load(Relaxed);
-            self.busy_vcpus.store(if idle { busy.saturating_sub(1) } else { busy + 1 }, Relaxed);
-        }
     }
 
     pub(super) fn interleave(&self) -> Interleave {
@@ -241,7 +214,6 @@ impl Plugin {
             switches: sum(|c| &c.switches),
             switches_outside: sum(|c| &c.switches_outside),
             short_turns: sum(|c| &c.short_turns),
-            switches_skipped: sum(|c| &c.switches_skipped),
             icount: self.icount,
         }
     }
