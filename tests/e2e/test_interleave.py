@@ -18,6 +18,9 @@ name = "interleave"
 arch = "{arch}"
 vcpus = 4
 quantum = [0, 1000]
+# Booted, as the residuals table was measured: two arm64 restores of one snapshot once
+# differed by 2% in lock handoffs (tests/e2e/test_snapshot.py checks x86 restores).
+snapshot = "off"
 [workload]
 name = "contention"
 args = {{ threads = "{{vcpus}}", iters = 50000 }}
