@@ -20,6 +20,19 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+_file_digests: dict[tuple[Path, int, int], str] = {}
+
+
+def sha256_file_cached(path: Path) -> str:
+    """sha256_file, hashed again only when the file's modification time or size changed (for
+    artifacts read by every point of a study)."""
+    info = path.stat()
+    stamp = (path, info.st_mtime_ns, info.st_size)
+    if stamp not in _file_digests:
+        _file_digests[stamp] = sha256_file(path)
+    return _file_digests[stamp]
+
+
 def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 

@@ -18,7 +18,7 @@ from manylab.backends.qemu import plugin, snapshot
 from manylab.backends.records import result_record, run_failure, write_console_outputs
 from manylab.crate_build import StaleBuild
 from manylab.errors import LabError
-from manylab.hashing import sha256_file
+from manylab.hashing import sha256_file, sha256_file_cached
 from manylab.params import PointParams
 from manylab.workloads import run_script
 
@@ -127,9 +127,9 @@ def inputs_record(inputs_base: dict[str, Any], point: PointParams, artifacts: Ar
     record: dict[str, Any] = {
         **inputs_base,
         "kernel": {**kernel_manifest, "artifacts": str(artifacts.kernel.directory),
-                   "boot_image_sha256": sha256_file(artifacts.kernel.boot_image)},
+                   "boot_image_sha256": sha256_file_cached(artifacts.kernel.boot_image)},
         "image": {"key": artifacts.image.key, "directory": str(artifacts.image.directory),
-                  "initramfs_sha256": sha256_file(artifacts.image.initramfs)},
+                  "initramfs_sha256": sha256_file_cached(artifacts.image.initramfs)},
         "run_script": script,
         "qemu": {"argv": argv, "version": qemu.version(argv[0]),
                  "cmdline": qemu.kernel_cmdline(

@@ -144,10 +144,14 @@ def kernel_cmdline(point: PointParams, extra: str = "") -> str:
     return " ".join(p for p in parts if p)
 
 
-def default_timeout(point: PointParams) -> float:
+def boot_allowance(point: PointParams) -> float:
     """Boot time grows with vCPUs under TCG (measured: 255 x86 ~370 s, 256 arm64 ~820 s)."""
     per_vcpu = 2.0 if point.machine.arch == "x86_64" else 4.0
+    return 120 + per_vcpu * point.machine.vcpus
+
+
+def default_timeout(point: PointParams) -> float:
     factor = 1.0
     if point.plugin.enabled:
         factor = 4.0 if point.plugin.mode == "full" else 2.0
-    return float((120 + per_vcpu * point.machine.vcpus) * factor + 600)
+    return float(boot_allowance(point) * factor + 600)

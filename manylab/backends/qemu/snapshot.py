@@ -30,7 +30,7 @@ from manylab import atomic, image, kernel, pointdir
 from manylab.backends import supervise
 from manylab.backends.qemu import command as qemu
 from manylab.errors import LabError
-from manylab.hashing import sha256_file, sha256_json
+from manylab.hashing import sha256_file, sha256_file_cached, sha256_json
 from manylab.params import PointParams
 from manylab.paths import cache_root
 from manylab.qmp import Qmp
@@ -94,9 +94,9 @@ def key_inputs(point: PointParams, kernel_art: kernel.KernelArtifacts,
         "argv": argv,
         "qemu_version": qemu.version(argv[0]),
         "kernel_key": kernel_art.key,
-        "kernel_sha256": _digest(kernel_art.boot_image),
+        "kernel_sha256": sha256_file_cached(kernel_art.boot_image),
         "image_key": image_art.key,
-        "initramfs_sha256": _digest(image_art.initramfs),
+        "initramfs_sha256": sha256_file_cached(image_art.initramfs),
         "disk_bytes": parse_size(point.workload.disk) if disk is not None else None,
         "run_fw_cfg_bytes": RUN_FW_CFG_BYTES,
     }
@@ -134,7 +134,6 @@ def ensure(point: PointParams, kernel_art: kernel.KernelArtifacts,
     return found
 
 
-_verified: dict[Path, tuple[float, int]] = {}
 _failed: dict[str, str] = {}  # keys whose build failed in this process, with the reason
 
 
@@ -150,13 +149,8 @@ def _checked(directory: Path, key: str) -> Snapshot | None:
         reason = "its manifest names another key"
     elif not state.is_file() or state.stat().st_size != manifest.get("bytes"):
         reason = "its state file is missing or of another size"
-    else:
-        stamp = (state.stat().st_mtime, state.stat().st_size)
-        if _verified.get(state) != stamp:
-            if sha256_file(state) != manifest.get("sha256"):
-                reason = "its state file's digest differs from the manifest's"
-            else:
-                _verified[state] = stamp
+    elif sha256_file_cached(state) != manifest.get("sha256"):
+        reason = "its state file's digest differs from the manifest's"
     if reason is not None:
         print(f"manylab: snapshot {directory}: {reason}: rebuilding it", flush=True)
         trash = directory.with_name(f".{directory.name}.bad-{os.getpid()}")
@@ -189,8 +183,7 @@ def sparse_disk(path: Path, point: PointParams) -> Path | None:
 
 def build_timeout(point: PointParams) -> float:
     """Twice a cold boot's allowance: a 256-vCPU x86 build took 598-770 s on 2 loaded cores."""
-    per_vcpu = 2.0 if point.machine.arch == "x86_64" else 4.0
-    return 2 * (120 + per_vcpu * point.machine.vcpus) + 600
+    return 2 * qemu.boot_allowance(point) + 600
 
 
 class _Saver:
@@ -277,20 +270,6 @@ def _build(point: PointParams, kernel_art: kernel.KernelArtifacts,
             (staging / STATE).unlink(missing_ok=True)
             os.replace(staging, kept)
         raise
-
-
-def _digest(path: Path) -> str:
-    return _digest_cached(path, path.stat().st_mtime, path.stat().st_size)
-
-
-_digests: dict[tuple[Path, float, int], str] = {}
-
-
-def _digest_cached(path: Path, mtime: float, size: int) -> str:
-    stamp = (path, mtime, size)
-    if stamp not in _digests:
-        _digests[stamp] = sha256_file(path)
-    return _digests[stamp]
 
 
 def restore_argv(snap: Snapshot, point: PointParams, kernel_art: kernel.KernelArtifacts,
