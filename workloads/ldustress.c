@@ -468,11 +468,12 @@ static void usage(void)
 	fprintf(stderr,
 "usage: %s [--dir DIR] [--duration S] [--forkers N] [--movers N] [--region SIZE]\n"
 "          [--fork-every N] [--filers N] [--file-size SIZE] [--hold-us US] [--hang S]\n"
-"          [--min-file-checks N]\n"
+"          [--min-file-checks N] [--min-forks N] [--min-pages-moved N]\n"
 "Races fork and mremap page-table copies against migration and truncation walks and checks\n"
 "that no copy was missed.  Prints 'MANYLAB-RESULT {json}'; exit status 1 on a failure.\n"
-"--min-file-checks N runs past --duration until N truncation checks were conclusive\n"
-"(at most ten times --duration), for hosts too loaded to finish one in time.\n",
+"The --min-* options run past --duration until that many conclusive truncation checks,\n"
+"anonymous forks and migrated pages were made (at most ten times --duration), for hosts\n"
+"too loaded to reach them in time.\n",
 		prog);
 	exit(2);
 }
@@ -491,11 +492,13 @@ int main(int argc, char **argv)
 		{ "hold-us", required_argument, NULL, 'H' },
 		{ "hang", required_argument, NULL, 'a' },
 		{ "min-file-checks", required_argument, NULL, 'c' },
+		{ "min-forks", required_argument, NULL, 'k' },
+		{ "min-pages-moved", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dir = ".";
 	unsigned int duration = 20, forkers = 2, movers = 2, every = 2, filers = 1;
-	unsigned long min_file_checks = 0;
+	unsigned long min_file_checks = 0, min_forks = 0, min_pages_moved = 0;
 	size_t region = 64 * 1024, file_size = 64 * 1024;
 	long hold_us = 100000;
 	pid_t pids[2 * MAX_PROCS + 1];
@@ -516,12 +519,15 @@ int main(int argc, char **argv)
 		case 'H': hold_us = strtol(optarg, NULL, 10); break;
 		case 'a': hang_s = (unsigned int)strtoul(optarg, NULL, 10); break;
 		case 'c': min_file_checks = strtoul(optarg, NULL, 10); break;
+		case 'k': min_forks = strtoul(optarg, NULL, 10); break;
+		case 'p': min_pages_moved = strtoul(optarg, NULL, 10); break;
 		default: usage();
 		}
 	}
 	if (optind != argc || !duration || forkers > MAX_PROCS || movers > MAX_PROCS ||
 	    filers > 1 || !every || !hang_s || hold_us < 0 || region < PAGE || region % PAGE ||
-	    file_size < PAGE || file_size % PAGE || (min_file_checks && !filers))
+	    file_size < PAGE || file_size % PAGE || (min_file_checks && !filers) ||
+	    (min_forks && !forkers) || (min_pages_moved && !(forkers && movers)))
 		usage();
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
@@ -559,7 +565,9 @@ int main(int argc, char **argv)
 		double ran = manylab_now() - start;
 
 		if (ran >= 10.0 * duration ||
-		    (ran >= duration && atomic_load(&sh->file_checks) >= min_file_checks))
+		    (ran >= duration && atomic_load(&sh->file_checks) >= min_file_checks &&
+		     atomic_load(&sh->forks) >= min_forks &&
+		     atomic_load(&sh->pages_moved) >= min_pages_moved))
 			break;
 		sleep_us(100000);
 	}

@@ -142,14 +142,15 @@ def test_serialprobe_keeps_phase_numbers_and_the_checksum_for_one_lock(binaries)
 
 
 def test_ldustress_races_forks_and_truncation_on_the_host(binaries, tmp_path):
-    # --min-file-checks: past the 2 s, until one truncation check was conclusive (a loaded
-    # host may not finish one in 2 s; the workload stops at 20 s regardless)
+    # --min-*: past the 2 s, until one truncation check was conclusive and three forks were made
+    # (a loaded host may not finish them in 2 s; the workload stops at 20 s regardless)
     out = run(binaries["ldustress"], "--duration", "2", "--forkers", "1", "--movers", "0",
-              "--hold-us", "20000", "--min-file-checks", "1", "--dir", str(tmp_path))
+              "--hold-us", "20000", "--min-file-checks", "1", "--min-forks", "3",
+              "--dir", str(tmp_path))
     assert out.returncode == 0, out.stderr
     (line,) = parsed(out.stdout).results
     assert line["workload"] == "ldustress" and line["verified"] is True and line["failure"] == ""
-    assert line["forks"] > 0 and line["children_ok"] == line["forks"]
+    assert line["forks"] >= 3 and line["children_ok"] == line["forks"]
     assert line["mremaps"] >= line["forks"] and line["file_checks"] > 0
     assert line["leftover_entries"] == 0 and line["hangs"] == 0
 
@@ -167,3 +168,5 @@ def test_bad_values_exit_2(binaries):
     assert run(binaries["forkbench"], "--mode", "spawn").returncode == 2
     assert run(binaries["ldustress"], "--file-size", "5000").returncode == 2
     assert run(binaries["ldustress"], "--filers", "0", "--min-file-checks", "1").returncode == 2
+    assert run(binaries["ldustress"], "--forkers", "0", "--min-forks", "1").returncode == 2
+    assert run(binaries["ldustress"], "--movers", "0", "--min-pages-moved", "1").returncode == 2
