@@ -57,7 +57,8 @@ def _add_sweep_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mem", type=_floats, help="memory sizes as fractions of the footprint")
     p.add_argument("--mem-pages", type=_ints, help="memory sizes in page frames")
     p.add_argument("--dram-share", type=_floats, help="DRAM share(s) of memory (default 0.05)")
-    p.add_argument("--time-model", help="time model preset: paper (default), paper-evict")
+    p.add_argument("--time-model",
+                   help="time model preset: paper (default), paper-evict, paper-evict-fg")
     p.add_argument("--energy-model", help="energy model preset: table1 (default), table1-static")
     p.add_argument("--model-file", type=Path, help="model file (TOML [time]/[energy])")
     p.add_argument(

@@ -42,6 +42,7 @@ TABLE_COLUMNS = (
     "to_pcm",
     "evictions",
     "writebacks",
+    "fg_victims",
     "pcm_writes",
     "wear_max",
     "wear_mean",
@@ -185,6 +186,8 @@ def shape(objs: Iterable[Mapping[str, Any]], trace: str | None = None) -> list[d
         if o.get("type") != "point":
             continue
         row = {c: o.get(c) for c in TABLE_COLUMNS}
+        by_model = o.get("fg_time_by_model")
+        row["fg_time_by_model"] = dict(by_model) if isinstance(by_model, Mapping) else {}
         fg_time = _num(o.get("fg_time"))
         row["fg_storage_share"] = (
             _num(o.get("fg_storage_time")) / fg_time if fg_time > 0 else math.nan
@@ -206,6 +209,11 @@ def shape(objs: Iterable[Mapping[str, Any]], trace: str | None = None) -> list[d
         ):
             b = _num(base[src]) if base is not None else math.nan
             r[col] = _num(r[src]) / b if b and not math.isnan(b) else math.nan
+        base_by_model = base["fg_time_by_model"] if base is not None else {}
+        r["fg_time_vs_lru_by_model"] = {
+            name: _ratio_or_nan(_num(t), _num(base_by_model.get(name)))
+            for name, t in r["fg_time_by_model"].items()
+        }
     order = {p: i for i, p in enumerate(POLICIES)}
     rows.sort(
         key=lambda r: (
@@ -218,12 +226,30 @@ def shape(objs: Iterable[Mapping[str, Any]], trace: str | None = None) -> list[d
     return rows
 
 
+def _ratio_or_nan(a: float, b: float) -> float:
+    return a / b if b and not math.isnan(b) else math.nan
+
+
+def time_readings(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The time model presets the simulator reported foreground time under, in its order."""
+    names: dict[str, None] = {}
+    for r in rows:
+        names.update(dict.fromkeys(r.get("fg_time_by_model") or {}))
+    return list(names)
+
+
 def write_table(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
+    """``TABLE_COLUMNS``, then ``fg_time_vs_lru.<preset>`` for every time model preset."""
+    readings = time_readings(rows)
+    columns = list(TABLE_COLUMNS) + [f"fg_time_vs_lru.{name}" for name in readings]
     with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(TABLE_COLUMNS), extrasaction="ignore")
+        w = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
         w.writeheader()
         for r in rows:
-            w.writerow({c: "" if r.get(c) is None else r.get(c) for c in TABLE_COLUMNS})
+            out = {c: "" if r.get(c) is None else r.get(c) for c in TABLE_COLUMNS}
+            by_model = r.get("fg_time_vs_lru_by_model") or {}
+            out.update({f"fg_time_vs_lru.{n}": by_model.get(n, "") for n in readings})
+            w.writerow(out)
 
 
 @dataclass(frozen=True)
@@ -240,6 +266,13 @@ class PolicySummary:
     below_lru_hits: int  # points whose hit ratio is below LRU's
     below_2q_hits: int
     mean_fg_storage_share: float  # share of this policy's foreground time spent on storage
+    # foreground time / LRU's under each time model preset (each a reading of the paper)
+    mean_fg_time_vs_lru_by_model: dict[str, float]
+
+
+def _mean(values: Iterable[Any]) -> float:
+    vals = [_num(v) for v in values if not math.isnan(_num(v))]
+    return sum(vals) / len(vals) if vals else math.nan
 
 
 def summarise(
@@ -285,6 +318,11 @@ def summarise(
                     below("lru"),
                     below("2q"),
                     mean("fg_storage_share"),
+                    {
+                        name: _mean([(r.get("fg_time_vs_lru_by_model") or {}).get(name)
+                                     for r in pts])
+                        for name in time_readings(pts)
+                    },
                 )
             )
     return out

@@ -27,6 +27,8 @@ pub struct Node {
     /// Policy-defined (the frame holding the page, when nodes are not frames).
     pub frame: u32,
     pub dirty: bool,
+    /// The last request for the page was a foreground one.
+    pub fg: bool,
 }
 
 /// The links of `n` slots.
@@ -57,7 +59,10 @@ impl List {
 impl Links {
     pub fn new(n: usize) -> Links {
         Links {
-            n: crate::mem::filled(n, Node { key: 0, prev: NIL, next: NIL, aux: 0, frame: 0, dirty: false }),
+            n: crate::mem::filled(
+                n,
+                Node { key: 0, prev: NIL, next: NIL, aux: 0, frame: 0, dirty: false, fg: false },
+            ),
         }
     }
 

@@ -23,7 +23,7 @@ commands:
            source:  --trace FILE (.mlpt binary or CSV) | --gen trace1|trace2 [--gen-set k=v]...
            sweep:   --policies lru,2q,fgbg,clock-dwf  --mem 0.1,0.5,1.0 (fractions of footprint)
                     | --mem-pages 1000,5000   --dram-share 0.05[,0.1...]
-           models:  --time-model paper|paper-evict --energy-model table1|table1-static
+           models:  --time-model paper|paper-evict|paper-evict-fg --energy-model table1|table1-static
                     --model-file F.toml
                     --set time.<key>=<v> | energy.<key>=<v> (repeatable)
            policy:  --kin 0.25 --kout 0.5 --dwf-max-freq 3     output: --wear-bins 10 --out FILE

@@ -44,6 +44,8 @@ pub struct ClassCounts {
     pub evictions: u64,
     /// Of those, dirty ones written back.
     pub writebacks: u64,
+    /// Of those, pages whose last request was a foreground one.
+    pub fg_victims: u64,
 }
 
 pub struct Meter {
@@ -131,9 +133,11 @@ impl Meter {
     }
 
     /// A page leaves memory from `dev`; a dirty one is read out and written to storage.
+    /// `fg_page`: the page's last request was a foreground one.
     #[inline]
-    pub fn evict(&mut self, dev: Dev, dirty: bool) {
+    pub fn evict(&mut self, dev: Dev, dirty: bool, fg_page: bool) {
         self.class[self.cur].evictions += 1;
+        self.class[self.cur].fg_victims += u64::from(fg_page);
         if dirty {
             self.class[self.cur].writebacks += 1;
             self.read(dev);
@@ -170,6 +174,7 @@ impl Meter {
             to_pcm: a.to_pcm + b.to_pcm,
             evictions: a.evictions + b.evictions,
             writebacks: a.writebacks + b.writebacks,
+            fg_victims: a.fg_victims + b.fg_victims,
         }
     }
 }

@@ -17,31 +17,71 @@ fn pick<T>(what: &str, name: &str, presets: &[Preset<T>]) -> Result<T, String> {
 
 /// Cost per page operation, in model time units. Indexed like `meter::Op`, plus a cost per
 /// page evicted to storage whether clean or dirty (`eviction`, 0 in the `paper` preset, which
-/// charges storage per transfer instead: a read per miss, a write per dirty eviction).
+/// charges storage per transfer instead: a read per miss, a write per dirty eviction), and a
+/// cost added to foreground time per foreground page that a background request evicts
+/// (`fg_victim`, 0 except in `paper-evict-fg`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TimeModel {
     pub name: String,
     pub cost: [f64; N_OPS],
     pub eviction: f64,
+    pub fg_victim: f64,
 }
 
-const TIME_KEYS: [&str; N_OPS + 1] =
-    ["dram_read", "dram_write", "pcm_read", "pcm_write", "storage_read", "storage_write", "eviction"];
+const TIME_KEYS: [&str; N_OPS + 2] = [
+    "dram_read",
+    "dram_write",
+    "pcm_read",
+    "pcm_write",
+    "storage_read",
+    "storage_write",
+    "eviction",
+    "fg_victim",
+];
+
+/// The time model presets, each one reading of the paper's accounting.
+const TIME_PRESETS: [Preset<TimeModel>; 3] = [
+    ("paper", TimeModel::paper),
+    ("paper-evict", TimeModel::paper_evict),
+    ("paper-evict-fg", TimeModel::paper_evict_fg),
+];
 
 impl TimeModel {
     /// The paper's model: DRAM read/write 1, PCM read 2, PCM write 50, storage access 1000.
     pub fn paper() -> TimeModel {
-        TimeModel { name: "paper".into(), cost: [1.0, 1.0, 2.0, 50.0, 1000.0, 1000.0], eviction: 0.0 }
+        TimeModel {
+            name: "paper".into(),
+            cost: [1.0, 1.0, 2.0, 50.0, 1000.0, 1000.0],
+            eviction: 0.0,
+            fg_victim: 0.0,
+        }
     }
 
     /// The other reading of the paper's "eviction to storage = 1000": storage costs 1000 per
     /// page evicted (clean or dirty) and nothing per miss read.
     pub fn paper_evict() -> TimeModel {
-        TimeModel { name: "paper-evict".into(), cost: [1.0, 1.0, 2.0, 50.0, 0.0, 0.0], eviction: 1000.0 }
+        TimeModel {
+            name: "paper-evict".into(),
+            cost: [1.0, 1.0, 2.0, 50.0, 0.0, 0.0],
+            eviction: 1000.0,
+            fg_victim: 0.0,
+        }
+    }
+
+    /// `paper-evict`, and the foreground also pays for the foreground pages that background
+    /// requests evict (one reading of what the paper's cut text lists under foreground time):
+    /// each costs the foreground one eviction, 1000.
+    pub fn paper_evict_fg() -> TimeModel {
+        TimeModel { name: "paper-evict-fg".into(), fg_victim: 1000.0, ..TimeModel::paper_evict() }
     }
 
     pub fn preset(name: &str) -> Result<TimeModel, String> {
-        pick("time", name, &[("paper", TimeModel::paper), ("paper-evict", TimeModel::paper_evict)])
+        pick("time", name, &TIME_PRESETS)
+    }
+
+    /// Every preset, in the order of `TIME_PRESETS`.
+    pub fn presets() -> Vec<TimeModel> {
+        TIME_PRESETS.iter().map(|(_, make)| make()).collect()
     }
 
     pub fn keys() -> &'static [&'static str] {
@@ -51,6 +91,7 @@ impl TimeModel {
     pub fn get(&self, key: &str) -> Option<f64> {
         match TIME_KEYS.iter().position(|k| *k == key)? {
             N_OPS => Some(self.eviction),
+            i if i == N_OPS + 1 => Some(self.fg_victim),
             i => Some(self.cost[i]),
         }
     }
@@ -60,17 +101,24 @@ impl TimeModel {
             .iter()
             .position(|k| *k == key)
             .ok_or_else(|| format!("unknown time model key '{key}' (known: {})", TIME_KEYS.join(", ")))?;
-        if i == N_OPS {
-            self.eviction = value;
-        } else {
-            self.cost[i] = value;
+        match i {
+            N_OPS => self.eviction = value,
+            i if i == N_OPS + 1 => self.fg_victim = value,
+            i => self.cost[i] = value,
         }
         Ok(())
     }
 
+    /// The time of the requests counted in `c` (the whole run's total time with `meter.total()`).
     pub fn time(&self, c: &ClassCounts) -> f64 {
         let ops: f64 = c.ops.iter().zip(self.cost.iter()).map(|(n, w)| *n as f64 * w).sum();
         ops + c.evictions as f64 * self.eviction
+    }
+
+    /// Foreground time: the foreground requests' own time plus `fg_victim` per foreground page
+    /// evicted by the other requests (`other`).
+    pub fn fg_time(&self, fg: &ClassCounts, other: &ClassCounts) -> f64 {
+        self.time(fg) + other.fg_victims as f64 * self.fg_victim
     }
 }
 

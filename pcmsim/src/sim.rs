@@ -1,7 +1,8 @@
 //! One simulation point (a policy on a memory geometry) and its results as a JSON line.
 
 use crate::config::Models;
-use crate::meter::{ClassCounts, Meter, Op, FG, OP_NAMES};
+use crate::meter::{ClassCounts, Meter, Op, FG, OP_NAMES, OTHER};
+use crate::model::TimeModel;
 use crate::policy::{build, Geometry, Policy, PolicyParams};
 use crate::request::Request;
 use serde::ser::{SerializeMap, Serializer};
@@ -140,6 +141,24 @@ impl Serialize for Ops<'_> {
     }
 }
 
+/// Foreground time under every time model preset (one reading each of the paper's
+/// accounting), as a JSON object keyed by preset name.
+struct FgTimeByModel<'a> {
+    fg: &'a ClassCounts,
+    other: &'a ClassCounts,
+}
+
+impl Serialize for FgTimeByModel<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let presets = TimeModel::presets();
+        let mut map = serializer.serialize_map(Some(presets.len()))?;
+        for tm in &presets {
+            map.serialize_entry(&tm.name, &tm.fg_time(self.fg, self.other))?;
+        }
+        map.end()
+    }
+}
+
 /// Wear histogram: `bins` equal-width bins over 0..=max writes per PCM frame.
 pub fn wear_histogram(wear: &[u64], bins: usize) -> (Vec<f64>, Vec<u64>) {
     let bins = bins.max(1);
@@ -193,6 +212,8 @@ struct PointLine<'a> {
     time: f64,
     fg_time: f64,
     fg_storage_time: f64,
+    fg_victims: u64,
+    fg_time_by_model: FgTimeByModel<'a>,
     energy_nj: f64,
     dynamic_energy_nj: f64,
     static_energy_nj: f64,
@@ -213,7 +234,7 @@ struct PointLine<'a> {
 /// The JSON line of one finished point.
 pub fn point_json(p: &Point, stats: &TraceStats, models: &Models, wear_bins: usize, label: &str) -> String {
     let total = p.meter.total();
-    let fg = &p.meter.class[FG];
+    let (fg, other) = (&p.meter.class[FG], &p.meter.class[OTHER]);
     let (tm, em) = (&models.time, &models.energy);
     let time = tm.time(&total);
     let dynamic = em.dynamic_nj(&total);
@@ -253,8 +274,10 @@ pub fn point_json(p: &Point, stats: &TraceStats, models: &Models, wear_bins: usi
         ops: Ops(&total),
         fg_ops: Ops(fg),
         time,
-        fg_time: tm.time(fg),
-        fg_storage_time: tm.time(&storage_only(fg)),
+        fg_time: tm.fg_time(fg, other),
+        fg_storage_time: tm.fg_time(&storage_only(fg), other),
+        fg_victims: other.fg_victims,
+        fg_time_by_model: FgTimeByModel { fg, other },
         energy_nj: dynamic + statik,
         dynamic_energy_nj: dynamic,
         static_energy_nj: statik,

@@ -19,11 +19,11 @@ fn dev_of(frame: u32, dram: usize) -> Dev {
     }
 }
 
-/// LRU over the whole memory: a map page -> (frame, stamp, dirty) and the pages ordered by
-/// the stamp of their last use (smallest = LRU end).
+/// LRU over the whole memory: a map page -> (frame, stamp, dirty, last request foreground)
+/// and the pages ordered by the stamp of their last use (smallest = LRU end).
 struct RefLru {
     dram: usize,
-    pages: HashMap<u64, (u32, u64, bool)>,
+    pages: HashMap<u64, (u32, u64, bool, bool)>,
     order: BTreeMap<u64, u64>,
     free: Vec<u32>,
     clock: u64,
@@ -40,7 +40,7 @@ impl RefLru {
         }
     }
 
-    fn access(&mut self, key: u64, write: bool, m: &mut Meter) {
+    fn access(&mut self, key: u64, write: bool, fg: bool, m: &mut Meter) {
         self.clock += 1;
         let frame = if let Some(p) = self.pages.get_mut(&key) {
             m.hit(dev_of(p.0, self.dram));
@@ -53,20 +53,20 @@ impl RefLru {
                 Some(f) => f,
                 None => {
                     let (_, victim) = self.order.pop_first().expect("memory is full");
-                    let (f, _, dirty) = self.pages.remove(&victim).expect("victim resident");
-                    m.evict(dev_of(f, self.dram), dirty);
+                    let (f, _, dirty, was_fg) = self.pages.remove(&victim).expect("victim resident");
+                    m.evict(dev_of(f, self.dram), dirty, was_fg);
                     f
                 }
             };
-            self.pages.insert(key, (frame, self.clock, false));
+            self.pages.insert(key, (frame, self.clock, false, fg));
             self.order.insert(self.clock, key);
             m.fill(dev_of(frame, self.dram), frame);
             frame
         };
         m.access(dev_of(frame, self.dram), frame, write);
-        if write {
-            self.pages.get_mut(&key).expect("resident").2 = true;
-        }
+        let page = self.pages.get_mut(&key).expect("resident");
+        page.2 |= write;
+        page.3 = fg;
     }
 }
 
@@ -77,6 +77,8 @@ struct Page {
     stamp: u64,
     count: u32,
     dirty: bool,
+    /// The last request for the page was a foreground one.
+    fg: bool,
 }
 
 /// FG/BG exactly as the paper's pseudo-code and docs/pcm-policy.md describe it: one LRU
@@ -133,7 +135,7 @@ impl RefFgBg {
         let v = self.victim(Dev::Pcm);
         let p = self.unlink(v);
         self.pages.remove(&v);
-        m.evict(Dev::Pcm, p.dirty);
+        m.evict(Dev::Pcm, p.dirty, p.fg);
         self.pcm_free.push(p.frame);
     }
 
@@ -184,15 +186,15 @@ impl RefFgBg {
         } else {
             let (dev, frame) =
                 if fg { (Dev::Dram, self.dram_frame(m)) } else { (Dev::Pcm, self.pcm_frame(m)) };
-            self.pages.insert(key, Page { dev, frame, stamp: 0, count: 0, dirty: false });
+            self.pages.insert(key, Page { dev, frame, stamp: 0, count: 0, dirty: false, fg });
             self.push_mru(key, dev);
             m.fill(dev, frame);
             (dev, frame)
         };
         m.access(dev, frame, write);
-        if write {
-            self.pages.get_mut(&key).expect("resident").dirty = true;
-        }
+        let page = self.pages.get_mut(&key).expect("resident");
+        page.dirty |= write;
+        page.fg = fg;
     }
 }
 
@@ -222,7 +224,7 @@ fn reference_meter(policy: &str, g: Geometry, reqs: &[Request]) -> Meter {
             let mut p = RefLru::new(g);
             for r in reqs {
                 m.begin(r.foreground);
-                p.access(r.key, r.write, &mut m);
+                p.access(r.key, r.write, r.foreground, &mut m);
             }
         }
         "fgbg" => {

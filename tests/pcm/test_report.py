@@ -48,3 +48,19 @@ def test_report_compares_with_paper() -> None:
     assert "fg_time: yes, energy: yes, hits: yes" in line
     assert "| 50% |" in line  # LRU FG time on storage
     assert "synthetic" in md
+
+
+def test_report_shows_every_reading_of_the_time_accounting() -> None:
+    def with_readings(p: dict[str, Any], paper: float, evict: float) -> dict[str, Any]:
+        return {**p, "fg_time_by_model": {"paper": paper, "paper-evict": evict}}
+
+    rows = shape(
+        [
+            with_readings(pt("lru", 1, 100, 100, 0.5), 100, 10),
+            with_readings(pt("fgbg", 1, 50, 90, 0.6), 90, 4),
+        ],
+        trace="trace2",
+    )
+    md = render(rows, "T")
+    assert "| trace | `paper` | `paper-evict` | paper |" in md
+    assert "| trace2 | -10.0% | -60.0% | -73% |" in md

@@ -168,3 +168,28 @@ def test_example_configs_parse() -> None:
     root = Path(__file__).resolve().parents[2] / "runs"
     for p in sorted(root.glob("pcm-*.toml")):
         SweepConfig.from_toml(p).validate()
+
+
+def test_fg_time_under_each_reading_against_lru(tmp_path: Path) -> None:
+    readings = {"paper": 100.0, "paper-evict": 40.0, "paper-evict-fg": 60.0}
+    rows = shape([
+        point("lru", 10, fg_time_by_model=readings),
+        point("fgbg", 10, fg_time_by_model={"paper": 50.0, "paper-evict": 30.0,
+                                            "paper-evict-fg": 15.0}),
+        point("lru", 20, fg_time_by_model=readings),
+        point("fgbg", 20, fg_time_by_model={"paper": 150.0, "paper-evict": 10.0,
+                                            "paper-evict-fg": 30.0}),
+    ])
+    fgbg10 = rows[1]["fg_time_vs_lru_by_model"]
+    assert fgbg10 == pytest.approx({"paper": 0.5, "paper-evict": 0.75, "paper-evict-fg": 0.25})
+    (f,) = [s for s in summarise(rows) if s.policy == "fgbg"]
+    assert f.mean_fg_time_vs_lru_by_model == pytest.approx(
+        {"paper": (0.5 + 1.5) / 2, "paper-evict": (0.75 + 0.25) / 2,
+         "paper-evict-fg": (0.25 + 0.5) / 2})
+    path = tmp_path / "r.csv"
+    write_table(rows, path)
+    with path.open() as fh:
+        table = list(csv.DictReader(fh))
+    assert list(table[0])[-3:] == ["fg_time_vs_lru.paper", "fg_time_vs_lru.paper-evict",
+                                   "fg_time_vs_lru.paper-evict-fg"]
+    assert float(table[3]["fg_time_vs_lru.paper-evict-fg"]) == pytest.approx(0.5)

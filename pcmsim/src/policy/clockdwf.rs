@@ -24,6 +24,8 @@ use crate::pagemap::PageMap;
 struct Frame {
     key: u64,
     dirty: bool,
+    /// The last request for the page was a foreground one.
+    fg: bool,
     /// PCM: referenced since the hand last passed.
     refb: bool,
     /// DRAM: written since the hand last passed.
@@ -98,7 +100,7 @@ impl ClockDwf {
         let v = self.pcm_victim();
         let e = self.fr[v as usize];
         self.map.remove(e.key);
-        m.evict(Dev::Pcm, e.dirty);
+        m.evict(Dev::Pcm, e.dirty, e.fg);
         v
     }
 
@@ -109,7 +111,7 @@ impl ClockDwf {
         let v = self.dram_victim();
         let p = self.pcm_frame(m);
         let e = self.fr[v as usize];
-        self.fr[p as usize] = Frame { key: e.key, dirty: e.dirty, ..Frame::default() };
+        self.fr[p as usize] = Frame { key: e.key, dirty: e.dirty, fg: e.fg, ..Frame::default() };
         self.map.insert(e.key, p);
         m.migrate(Dev::Dram, Dev::Pcm, p);
         v
@@ -132,7 +134,7 @@ impl Policy for ClockDwf {
         "clock-dwf"
     }
 
-    fn access(&mut self, key: u64, write: bool, _fg: bool, m: &mut Meter) {
+    fn access(&mut self, key: u64, write: bool, fg: bool, m: &mut Meter) {
         let (f, dev) = match self.map.get(key) {
             Some(f) if f < self.dram => {
                 m.hit(Dev::Dram);
@@ -169,6 +171,7 @@ impl Policy for ClockDwf {
             }
         };
         m.access(dev, f, write);
+        self.fr[f as usize].fg = fg;
         if write {
             self.fr[f as usize].dirty = true;
             if dev == Dev::Dram {

@@ -72,7 +72,7 @@ impl FgBg {
         self.links.remove(&mut self.pcm_list, v);
         let n = *self.links.node(v);
         self.map.remove(n.key);
-        m.evict(Dev::Pcm, n.dirty);
+        m.evict(Dev::Pcm, n.dirty, n.fg);
         self.pcm_free.push(n.frame);
         self.free_nodes.push(v);
         self.links.prefetch_lru_end(&self.pcm_list, EVICT_AHEAD, |_, n| {
@@ -163,7 +163,9 @@ impl Policy for FgBg {
             }
         };
         m.access(dev, frame, write);
-        self.links.node_mut(id).dirty |= write;
+        let node = self.links.node_mut(id);
+        node.dirty |= write;
+        node.fg = fg;
     }
 
     #[inline]

@@ -7,6 +7,7 @@ use crate::model::{EnergyModel, TimeModel};
 pub struct Outcome {
     pub total: ClassCounts,
     pub fg: ClassCounts,
+    pub other: ClassCounts,
     pub time: f64,
     pub fg_time: f64,
     pub energy: f64,
@@ -39,9 +40,10 @@ pub fn run_with(
     let (t, e) = (TimeModel::paper(), EnergyModel::table1());
     Outcome {
         time: t.time(&total),
-        fg_time: t.time(&m.class[0]),
+        fg_time: t.fg_time(&m.class[0], &m.class[1]),
         energy: e.dynamic_nj(&total),
         fg: m.class[0].clone(),
+        other: m.class[1].clone(),
         total,
         wear: m.pcm_wear.clone(),
     }

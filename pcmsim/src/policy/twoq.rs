@@ -88,9 +88,10 @@ impl TwoQ {
         } else {
             self.links.remove(&mut self.am, y);
         }
-        let (key, dirty) = (self.links.node(y).key, self.links.node(y).dirty);
+        let node = *self.links.node(y);
+        let key = node.key;
         self.map.remove(key);
-        m.evict(dev_of(y, self.dram), dirty);
+        m.evict(dev_of(y, self.dram), node.dirty, node.fg);
         if from_a1in {
             self.add_ghost(key);
         }
@@ -116,7 +117,7 @@ impl Policy for TwoQ {
         "2q"
     }
 
-    fn access(&mut self, key: u64, write: bool, _fg: bool, m: &mut Meter) {
+    fn access(&mut self, key: u64, write: bool, fg: bool, m: &mut Meter) {
         let f = match self.map.get(key) {
             Some(s) if s < self.frames => {
                 m.hit(dev_of(s, self.dram));
@@ -134,7 +135,9 @@ impl Policy for TwoQ {
             None => self.place(key, false, m),
         };
         m.access(dev_of(f, self.dram), f, write);
-        self.links.node_mut(f).dirty |= write;
+        let node = self.links.node_mut(f);
+        node.dirty |= write;
+        node.fg = fg;
     }
 
     #[inline]
