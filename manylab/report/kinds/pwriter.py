@@ -29,7 +29,8 @@ from manylab.report.published import (
     FINERLRU_GAIN_THREADS,
 )
 from manylab.report.records import Record, ok_records
-from manylab.report.stats import GroupKey, Summary, aggregate, sort_key, sorted_values
+from manylab.report.stats import GroupKey, Summary, aggregate, group, sort_key, sorted_values
+from manylab.report.verdicts import gain_verdict, no_change_verdict, peak_then_fall
 
 WRITE, READ = "result.write.aggregate_mib_s", "result.read.aggregate_mib_s"
 # Per phase: the bytes it moved, its ROI phase's modelled time, the derived rate's column.
@@ -37,8 +38,10 @@ MODELLED = (("result.write.bytes", "stats.roi.phase1.time.modelled_ns", "modelle
             ("result.read.bytes", "stats.roi.phase2.time.modelled_ns", "modelled.read.mib_s"))
 
 
-# A chip's "gain" reproduces from this modelled write gain up, "none" within +-NONE_PCT.
+# A chip's "gain" reproduces from this modelled write gain up, "none" within +-NONE_PCT
+# (each judged on the 95% interval over repeats, manylab.report.verdicts).
 GAIN_PCT, NONE_PCT = 10.0, 5.0
+KNL_PRESET = "knl-64"
 
 
 def with_modelled_rates(good: list[Record]) -> tuple[list[Record], list[str]]:
@@ -83,17 +86,60 @@ def chip_verdicts(summary: dict[GroupKey, Summary], keys: list[str], x: str) -> 
         if combo[-1] != top[setting] or preset not in FINERLRU_CHIP_DIRECTION:
             continue
         expected, finding = FINERLRU_CHIP_DIRECTION[preset]
-        if expected == "gain":
-            outcome = ("reproduces" if gain.mean >= GAIN_PCT
-                       else "does not reproduce" if gain.mean < NONE_PCT
-                       else "reproduces in part")
-        else:
-            outcome = "reproduces" if abs(gain.mean) < NONE_PCT else "does not reproduce"
+        outcome = (gain_verdict(gain, GAIN_PCT) if expected == "gain"
+                   else no_change_verdict(gain, NONE_PCT))
         lines.append(f"{series_label(keys, setting)}, {x}={combo[-1]}: write gain in modelled "
-                     f"time {gain.mean:+.1f}% (n={gain.n}); the paper: {finding}: {outcome}.")
+                     f"time {_with_interval(gain)}; the paper: {finding}: {outcome}.")
     if lines:
         lines.insert(0, f"Against {FINERLRU_CHIPS_PAPER}, per chip (a gain reproduces from "
-                        f"+{GAIN_PCT:g}%, no change within ±{NONE_PCT:g}%):")
+                        f"+{GAIN_PCT:g}%, no change within ±{NONE_PCT:g}%, each on the 95% "
+                        "interval over repeats):")
+    return lines
+
+
+def _with_interval(s: Summary) -> str:
+    spread = f" ± {s.ci95:.1f} (95% CI)" if s.n > 1 else ""
+    return f"{s.mean:+.1f}%{spread}, n={s.n}"
+
+
+def knl_verdicts(summary: dict[GroupKey, Summary], keys: list[str], x: str,
+                 rated: list[Record]) -> list[str]:
+    """The KNL claim (+70-140% sequential write throughput at 64-256 threads with FF=256)
+    against the modelled write gains at those writer counts, when every point (`rated`) ran
+    on the knl-64 model."""
+    if not rated or any(r.get("plugin.preset") != KNL_PRESET for r in rated):
+        return []
+    knl = FINERLRU_GAIN[0]
+    lines = [f"{series_label(keys, combo[:-1])}, {x}={combo[-1]}: {_with_interval(gain)}: "
+             f"{gain_verdict(gain, knl.low, knl.high)}."
+             for combo, gain in sorted(summary.items(), key=lambda kv: [sort_key(v) for v in kv[0]])
+             if combo[-1] in FINERLRU_GAIN_THREADS]
+    if lines:
+        lines.insert(0, f"Against {knl.text()} (write gain in modelled time, 95% interval over "
+                        "repeats):")
+    return lines
+
+
+def baseline_peak(rated: list[Record], lay: Layout, base: tuple[str, str],
+                  column: str) -> list[str]:
+    """The KNL claim that stock's throughput rises to 32-64 threads, then falls sharply,
+    against the baseline setting's modelled write throughput."""
+    key, value = base
+    reference = [r for r in rated if str(r.get(key)) == value]
+    others = [k for k in lay.series if k != key]
+    lines = []
+    for combo, members in group(reference, others).items():
+        peak = peak_then_fall(aggregate(members, [lay.x], column))
+        if peak is None:
+            continue
+        where = f"{series_label(others, combo)}: " if others else ""
+        lines.append(f"{where}{key}={value} peaks at {lay.x}={peak.at}; at {lay.x}="
+                     f"{peak.top_at} it is {peak.drop_pct:.1f}% below the peak: "
+                     f"{peak.verdict}.")
+    if lines:
+        lines.insert(0, f"Against {FINERLRU_GAIN[0].paper}: the baseline's write throughput "
+                        "rises to 32-64 threads, then falls sharply (modelled time, 95% "
+                        "intervals over repeats):")
     return lines
 
 
@@ -151,6 +197,8 @@ def sections(ctx: Context) -> list[Section]:
             summary = aggregate(rows, [*keys, lay.x], "gain_pct")
             if label == "write-modelled":
                 paragraphs.extend(chip_verdicts(summary, keys, lay.x))
+                paragraphs.extend(knl_verdicts(summary, keys, lay.x, rated))
+                paragraphs.extend(baseline_peak(rated, lay, base, column))
             tables.append(Table(f"{label} gain over {base[0]}={base[1]} (%)",
                                 [*keys, lay.x, "mean %", "std", "95% CI", "n"],
                                 [[*map(str, k), f"{s.mean:+.1f}", f"{s.std:.1f}",
