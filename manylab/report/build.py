@@ -9,7 +9,7 @@ from manylab.report import inputs, page, records
 from manylab.report.kinds import PlotSet, plot_set
 from manylab.report.model import Context, Section, Table, cell
 from manylab.report.records import Record, Study
-from manylab.report.sections import kernel_counters, kernel_paths, plugin_stats
+from manylab.report.sections import headline, kernel_counters, kernel_paths, plugin_stats
 from manylab.report.stats import group
 from manylab.results import write_table
 
@@ -77,7 +77,8 @@ def make_report(study_dir: Path, out_dir: Path | None = None) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     for old in [*out.glob("*.png"), *out.glob("*.svg")]:
         old.unlink()
-    sections = [overview(study), inputs.section(study), *workload_sections(study, out)]
+    sections = [*headline.sections(study), overview(study), inputs.section(study),
+                *workload_sections(study, out)]
     title = f"manylab report: {study.name}"
     page.write_html(out / "index.html", title, sections)
     page.write_markdown(out / "report.md", title, sections)
