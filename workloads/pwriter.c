@@ -12,6 +12,11 @@
  * all bytes / (last finish - first start), as IOR reports it. One result line on stdout:
  *   MANYLAB-RESULT {json}
  * The write and read phases run inside ROI region 0, as phases 1 (write) and 2 (read).
+ *
+ * The processes start each phase together, as IOR's ranks leave a barrier: they sleep on a futex
+ * that the parent releases with one FUTEX_WAKE; each counts itself done on a shared counter,
+ * and the last one wakes the parent. (A pipe would make the released processes take the pipe's
+ * mutex one after another, a serialisation of the harness, not of the file system.)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,7 +27,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -210,22 +218,50 @@ static void read_phase(const struct options *o, int id, const uint64_t *order, u
 	close(fd);
 }
 
+/* Shared between the parent and its children (MAP_SHARED); each word on its own line. */
 struct gates {
-	int start;	/* read end: EOF when the parent releases the writers */
-	int reads;	/* read end: EOF when every writer has finished */
-	int written;	/* write end: one byte per child after its write phase */
-	int report;	/* write end: the child's struct proc_report */
+	_Alignas(64) int phase;		/* 0 before, 1 writing, 2 reading: the parent sets it */
+	_Alignas(64) int written;	/* children done with the write phase */
+	_Alignas(64) int reported;	/* children whose report is in reports[] */
+	_Alignas(64) struct proc_report reports[MAX_PROCS];
 };
 
-static void wait_gate(int fd)
+static long futex(int *word, int op, int value)
 {
-	char byte;
-
-	while (read(fd, &byte, 1) > 0)
-		;
+	return syscall(SYS_futex, word, op, value, NULL, NULL, 0);
 }
 
-static void child_main(const struct options *o, int id, const struct gates *g)
+/* Sleep until *word is no longer `value`. */
+static void futex_wait_while(int *word, int value)
+{
+	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == value)
+		futex(word, FUTEX_WAIT, value);
+}
+
+/* Set *word and wake every sleeper on it. */
+static void futex_set_all(int *word, int value)
+{
+	__atomic_store_n(word, value, __ATOMIC_RELEASE);
+	futex(word, FUTEX_WAKE, INT32_MAX);
+}
+
+/* Count one more process done; the last of `procs` wakes the parent. */
+static void count_done(int *counter, int procs)
+{
+	if (__atomic_add_fetch(counter, 1, __ATOMIC_ACQ_REL) == procs)
+		futex(counter, FUTEX_WAKE, 1);
+}
+
+/* The parent: sleep until `procs` processes counted themselves done. */
+static void wait_all(int *counter, int procs)
+{
+	int seen;
+
+	while ((seen = __atomic_load_n(counter, __ATOMIC_ACQUIRE)) < procs)
+		futex(counter, FUTEX_WAIT, seen);
+}
+
+static void child_main(const struct options *o, int id, struct gates *g)
 {
 	struct proc_report rep;
 	uint64_t nblocks = o->size / o->block;
@@ -237,14 +273,13 @@ static void child_main(const struct options *o, int id, const struct gates *g)
 		fill_body(buf, o->block, id);
 		memcpy(want, buf, o->block);
 	}
-	wait_gate(g->start);
+	futex_wait_while(&g->phase, 0);
 	if (!order || !buf || !want)
 		rep.write.error = ENOMEM;
 	else if (o->do_write)
 		write_phase(o, id, order, nblocks, buf, &rep.write);
-	if (write(g->written, "w", 1) != 1)
-		_exit(2);
-	wait_gate(g->reads);
+	count_done(&g->written, o->procs);
+	futex_wait_while(&g->phase, 1);
 	if (o->do_read && !rep.write.error)
 		read_phase(o, id, order, nblocks, buf, want, &rep.read);
 	if (!o->keep) {
@@ -253,8 +288,8 @@ static void child_main(const struct options *o, int id, const struct gates *g)
 		file_name(path, sizeof(path), o, id);
 		unlink(path);
 	}
-	if (write(g->report, &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
-		_exit(2);
+	g->reports[id] = rep;
+	count_done(&g->reported, o->procs);
 	_exit(0);
 }
 
@@ -358,28 +393,21 @@ bad:
 	return -1;
 }
 
-static int make_pipe(int fds[2])
-{
-	if (pipe(fds)) {
-		perror("pwriter: pipe");
-		return -1;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
-	static struct proc_report reports[MAX_PROCS];
 	const struct phase_report *wr[MAX_PROCS], *rd[MAX_PROCS];
 	struct options o;
-	int start[2], reads[2], written[2], report[2], failed = 0;
-	char byte;
+	struct gates *g;
+	int failed = 0;
 
 	if (parse_options(argc, argv, &o))
 		return 2;
 	mkdir(o.dir, 0755);
-	if (make_pipe(start) || make_pipe(reads) || make_pipe(written) || make_pipe(report))
+	g = mmap(NULL, sizeof(*g), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (g == MAP_FAILED) {
+		perror("pwriter: mmap");
 		return 1;
+	}
 	for (int i = 0; i < o.procs; i++) {
 		pid_t pid = fork();
 
@@ -388,42 +416,27 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (pid == 0) {
-			struct gates g = { start[0], reads[0], written[1], report[1] };
-
-			close(start[1]);
-			close(reads[1]);
-			close(written[0]);
-			close(report[0]);
 			if (o.pin)
 				manylab_pin_self(i);
-			child_main(&o, i, &g);
+			child_main(&o, i, g);
 		}
 	}
-	close(start[0]);
-	close(reads[0]);
-	close(written[1]);
-	close(report[1]);
 
 	manylab_roi_begin(0);
 	manylab_roi_phase(1);
-	close(start[1]);
-	for (int i = 0; i < o.procs; i++)
-		if (read(written[0], &byte, 1) != 1)
-			failed = 1;
+	futex_set_all(&g->phase, 1);
+	wait_all(&g->written, o.procs);
 	manylab_roi_phase(2);
-	close(reads[1]);
-	for (int i = 0; i < o.procs; i++) {
-		if (read(report[0], &reports[i], sizeof(reports[i])) != (ssize_t)sizeof(reports[i]))
-			failed = 1;
-		wr[i] = &reports[i].write;
-		rd[i] = &reports[i].read;
-	}
+	futex_set_all(&g->phase, 2);
+	wait_all(&g->reported, o.procs);
 	manylab_roi_end(0);
 	for (int i = 0; i < o.procs; i++) {
 		int status;
 
 		if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
 			failed = 1;
+		wr[i] = &g->reports[i].write;
+		rd[i] = &g->reports[i].read;
 	}
 
 	struct phase_summary ws = summarise(wr, o.procs), rs = summarise(rd, o.procs);
