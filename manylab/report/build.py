@@ -77,7 +77,9 @@ def make_report(study_dir: Path, out_dir: Path | None = None) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     for old in [*out.glob("*.png"), *out.glob("*.svg")]:
         old.unlink()
-    sections = [*headline.sections(study), overview(study), inputs.section(study),
+    for old in out.glob(f"{headline.TIMELINE_PREFIX}*.json"):
+        old.unlink()
+    sections = [*headline.sections(study, out), overview(study), inputs.section(study),
                 *workload_sections(study, out)]
     title = f"manylab report: {study.name}"
     page.write_html(out / "index.html", title, sections)

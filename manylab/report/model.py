@@ -24,6 +24,7 @@ class Section:
     figures: list[Figure] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     listings: list[tuple[str, str]] = field(default_factory=list)  # (caption, verbatim text)
+    links: list[tuple[str, str]] = field(default_factory=list)  # (text, relative href)
 
 
 @dataclass(frozen=True)

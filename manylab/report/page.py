@@ -42,6 +42,9 @@ def _html_table(table: Table, scroll: bool = False) -> str:
 def _html_section(section: Section, level: int = 2) -> str:
     out = [f"<h{level}>{html.escape(section.title)}</h{level}>"]
     out += [f"<p>{html.escape(p)}</p>" for p in section.paragraphs]
+    if section.links:
+        out.append("<ul>" + "".join(f'<li><a href="{html.escape(href)}">{html.escape(text)}</a>'
+                                    "</li>" for text, href in section.links) + "</ul>")
     for caption, text in section.listings:
         out.append(f"<p><b>{html.escape(caption)}</b></p><pre>{html.escape(text)}</pre>")
     for figure in section.figures:
@@ -76,6 +79,8 @@ def _md_section(section: Section) -> str:
     out = [f"## {section.title}", ""]
     for paragraph in section.paragraphs:
         out += [paragraph, ""]
+    if section.links:
+        out += [f"- [{text}]({href})" for text, href in section.links] + [""]
     for caption, text in section.listings:
         out += [f"**{caption}**", "", "```", text.rstrip("\n"), "```", ""]
     for figure in section.figures:

@@ -1,6 +1,7 @@
 """The quick start as a new user runs it: runs/quickstart.toml under QEMU with the machine
 model, its report in headless Chromium, led by what the model measured."""
 
+import json
 import re
 from pathlib import Path
 
@@ -56,3 +57,12 @@ def test_quickstart_report_leads_with_coherence_and_pcm(tmp_path):
     assert all(as_number(row[4]) > 0 and float(row[5]) > 1 for row in traffic), traffic
     functions = cell(head, "Kernel functions with the most coherence messages")
     assert all("copy_user" in row[2] for row in functions), functions
+    # one ROI timeline per point, linked from the first section, valid trace-event JSON
+    timelines = re.findall(r'href="(timeline-[^"]+\.json)"', head)
+    assert len(timelines) == 4, timelines
+    for name in timelines:
+        trace = json.loads((index.parent / name).read_text())
+        slices = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+        assert {e["tid"] for e in slices} == {0, 1, 2, 3}
+        assert {"phase1", "phase2", "base", "stall"} <= {e["name"] for e in slices}
+        assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in slices)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from manylab import pointdir
+from manylab.report import timeline
 from manylab.report.kinds.common import first_lines
 from manylab.report.model import Section, Table
 from manylab.report.records import Record, Study, is_number, ok_records, swept_params
@@ -20,10 +21,12 @@ MESSAGE_TYPES = ("gets", "getm", "upgrade", "fwd_gets", "fwd_getm", "inv", "inv_
                  "putm", "wb", "mem_rd", "mem_wr")
 DEVICES = ("dram", "mcdram", "pcm")
 TOP_FUNCTIONS = 5
+TIMELINE_PREFIX = "timeline-"
 
 
-def sections(study: Study) -> list[Section]:
-    """[] when no successful point ran the machine model."""
+def sections(study: Study, out_dir: Path) -> list[Section]:
+    """[] when no successful point ran the machine model. Writes each such point's ROI
+    timeline (manylab.report.timeline) into `out_dir` and links it."""
     points = [p for p in first_lines(ok_records(study.records))
               if p.get("plugin.enabled") is True and is_number(p.get(f"{ROI}coh.msgs"))]
     if not points:
@@ -32,6 +35,11 @@ def sections(study: Study) -> list[Section]:
     settings = group(points, swept)
     tables = [_traffic_table(settings, swept), _memory_table(settings, swept),
               _functions_table(study.directory, settings, swept)]
+    links = []
+    for point in points:
+        name = f"{TIMELINE_PREFIX}{point['point']}.json"
+        if timeline.write(study.directory / str(point["point"]), out_dir / name):
+            links.append((f"ROI timeline of {point['point']}", name))
     devices = [d for d in DEVICES if any(is_number(p.get(f"{ROI}mem.{d}.bytes"))
                                          and float(p[f"{ROI}mem.{d}.bytes"]) > 0 for p in points)]
     return [Section(
@@ -40,8 +48,11 @@ def sections(study: Study) -> list[Section]:
          "workload's region of interest, the mean over a setting's repeats (n in the first "
          f"table). Memory devices in use: {', '.join(devices) or 'none'}. Coherence messages "
          "are counted at the directory protocol's level, hops on the mesh; energy is the "
-         "devices' dynamic energy (plugin/README.md). Details per workload follow below."],
-        tables=[t for t in tables if t.rows])]
+         "devices' dynamic energy (plugin/README.md). Details per workload follow below.",
+         "Per point, its ROI on a timeline of modelled time, one track per vCPU with each "
+         "phase split into base, stall, SMT, wait and idle time (Chrome trace-event JSON: open "
+         "it in https://ui.perfetto.dev or chrome://tracing):"],
+        tables=[t for t in tables if t.rows], links=links)]
 
 
 def _presets(points: list[Record]) -> str:
