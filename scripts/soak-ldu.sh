@@ -32,6 +32,14 @@
 set -eu
 
 here=$(cd "$(dirname "$0")/.." && pwd)
+case ${1:-20} in
+-h|--help)
+	sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'
+	exit 0 ;;
+*[!0-9]*)
+	echo "soak-ldu.sh: ROUNDS must be a number, got '$1' (scripts/soak-ldu.sh --help)" >&2
+	exit 2 ;;
+esac
 rounds=${1:-20}
 vcpus=${SOAK_VCPUS:-8}
 mem=${SOAK_MEMORY:-1024}
