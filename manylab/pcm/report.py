@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from manylab.pcm.paper import PAPER, PAPER_DRAM_SHARE, PAPER_HIT_RATIO_CLAIM
+from manylab.pcm.paper import PAPER, PAPER_DRAM_SHARE, PAPER_HIT_RATIO_CLAIM, PaperResult
 from manylab.pcm.sweep import PolicySummary, summarise
 
 
@@ -26,6 +26,16 @@ def verdict(s: PolicySummary) -> dict[str, bool]:
         "energy": s.mean_energy_vs_lru < 1.0,
         "hits": s.below_lru_hits == 0 and s.below_2q_hits == 0,
     }
+
+
+def _paper(trace: str) -> PaperResult | None:
+    """The paper's figures for a trace label like `trace1` or `trace2-long (write heavy)`."""
+    return PAPER.get(trace.split("(")[0].split("-")[0])
+
+
+def _paper_fg_time(trace: str) -> str:
+    paper = _paper(trace)
+    return f"{paper.fg_time_change_vs_lru * 100:+.0f}%" if paper else "n/a"
 
 
 def _readings_table(summ: Sequence[PolicySummary]) -> list[str]:
@@ -50,10 +60,8 @@ def _readings_table(summ: Sequence[PolicySummary]) -> list[str]:
         "| --- | " + " | ".join("---:" for _ in readings) + " | ---: |",
     ]
     for s in fgbg:
-        paper = PAPER.get(s.trace.split("(")[0].split("-")[0])
-        p_time = f"{paper.fg_time_change_vs_lru * 100:+.0f}%" if paper else "n/a"
         cells = [_pct(s.mean_fg_time_vs_lru_by_model.get(n, math.nan)) for n in readings]
-        out.append(f"| {s.trace} | " + " | ".join(cells) + f" | {p_time} |")
+        out.append(f"| {s.trace} | " + " | ".join(cells) + f" | {_paper_fg_time(s.trace)} |")
     return out + [""]
 
 
@@ -90,10 +98,10 @@ def render(
     for s in summ:
         if s.policy != "fgbg":
             continue
-        paper = PAPER.get(s.trace.split("(")[0].split("-")[0])
+        paper = _paper(s.trace)
         v = verdict(s)
         dirs = ", ".join(f"{k}: {'yes' if ok else 'no'}" for k, ok in v.items())
-        p_time = f"{paper.fg_time_change_vs_lru * 100:+.0f}%" if paper else "n/a"
+        p_time = _paper_fg_time(s.trace)
         p_energy = f"{paper.energy_change_vs_lru * 100:+.0f}%" if paper else "n/a"
         out.append(
             f"| {s.trace} | {_pct(s.mean_fg_time_vs_lru)} | {p_time} | "

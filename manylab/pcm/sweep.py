@@ -175,6 +175,16 @@ def _num(x: Any) -> float:
     return float(x) if isinstance(x, (int, float)) else math.nan
 
 
+def _ratio_or_nan(a: float, b: float) -> float:
+    return a / b if b and not math.isnan(b) else math.nan
+
+
+def _mean(values: Iterable[Any]) -> float:
+    """The mean of the numbers among `values` (NaN and non-numbers left out), NaN if none."""
+    vals = [_num(v) for v in values if not math.isnan(_num(v))]
+    return sum(vals) / len(vals) if vals else math.nan
+
+
 def shape(objs: Iterable[Mapping[str, Any]], trace: str | None = None) -> list[dict[str, Any]]:
     """Point objects -> table rows with the columns of ``TABLE_COLUMNS``.
 
@@ -207,8 +217,7 @@ def shape(objs: Iterable[Mapping[str, Any]], trace: str | None = None) -> list[d
             ("fg_time_vs_lru", "fg_time"),
             ("energy_vs_lru", "energy_nj"),
         ):
-            b = _num(base[src]) if base is not None else math.nan
-            r[col] = _num(r[src]) / b if b and not math.isnan(b) else math.nan
+            r[col] = _ratio_or_nan(_num(r[src]), _num(base[src]) if base is not None else math.nan)
         base_by_model = base["fg_time_by_model"] if base is not None else {}
         r["fg_time_vs_lru_by_model"] = {
             name: _ratio_or_nan(_num(t), _num(base_by_model.get(name)))
@@ -224,10 +233,6 @@ def shape(objs: Iterable[Mapping[str, Any]], trace: str | None = None) -> list[d
         )
     )
     return rows
-
-
-def _ratio_or_nan(a: float, b: float) -> float:
-    return a / b if b and not math.isnan(b) else math.nan
 
 
 def time_readings(rows: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -270,11 +275,6 @@ class PolicySummary:
     mean_fg_time_vs_lru_by_model: dict[str, float]
 
 
-def _mean(values: Iterable[Any]) -> float:
-    vals = [_num(v) for v in values if not math.isnan(_num(v))]
-    return sum(vals) / len(vals) if vals else math.nan
-
-
 def summarise(
     rows: Sequence[Mapping[str, Any]], dram_share: float | None = None
 ) -> list[PolicySummary]:
@@ -295,8 +295,7 @@ def summarise(
                 continue
 
             def mean(col: str, pts: list[Mapping[str, Any]] = pts) -> float:
-                vals = [_num(r[col]) for r in pts if not math.isnan(_num(r[col]))]
-                return sum(vals) / len(vals) if vals else math.nan
+                return _mean([r[col] for r in pts])
 
             def below(other: str, p: str = p, t: str = t) -> int:
                 n = 0
