@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from manylab import atomic, pointdir
+from manylab import atomic
 
 KINDS = ("base", "stall", "smt", "wait", "idle")
 PHASE = re.compile(r"^roi\.phase(\d+)$")
@@ -65,12 +65,12 @@ def events(stats: dict[str, Any]) -> list[dict[str, Any]]:
     return out if named else []
 
 
-def write(point_dir: Path, out: Path) -> bool:
-    """Write the point's timeline to `out`; False (nothing written) without per-vCPU times."""
-    stats = pointdir.read_json(point_dir / pointdir.STATS)
-    found = events(stats) if isinstance(stats, dict) else []
+def write(stats: dict[str, Any], point: str, out: Path) -> bool:
+    """Write the timeline of a point's stats.json content to `out`; False (nothing written)
+    without per-vCPU times."""
+    found = events(stats)
     if not found:
         return False
     atomic.write_text(out, json.dumps({"traceEvents": found, "displayTimeUnit": "ns",
-                                       "otherData": {"point": point_dir.name}}))
+                                       "otherData": {"point": point}}))
     return True

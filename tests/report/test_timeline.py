@@ -44,4 +44,9 @@ def test_events_by_hand():
 
 def test_no_per_vcpu_times_no_timeline(tmp_path):
     assert timeline.events({"regions": {"roi": {}}, "summary": {}}) == []
-    assert timeline.write(tmp_path, tmp_path / "t.json") is False  # no stats.json at all
+    assert timeline.write({}, "p", tmp_path / "t.json") is False  # an empty stats.json
+    assert not (tmp_path / "t.json").exists()
+    assert timeline.write(STATS, "p", tmp_path / "t.json") is True
+    written = json.loads((tmp_path / "t.json").read_text())
+    assert written["otherData"] == {"point": "p"} and written["traceEvents"] == timeline.events(
+        STATS)

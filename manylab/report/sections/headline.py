@@ -33,13 +33,18 @@ def sections(study: Study, out_dir: Path) -> list[Section]:
         return []
     swept = [k for k in swept_params(study.records) if k != "repeat"]
     settings = group(points, swept)
-    tables = [_traffic_table(settings, swept), _memory_table(settings, swept),
-              _functions_table(study.directory, settings, swept)]
+    firsts = {combo: str(min(members, key=lambda r: sort_key(r.get("repeat", 0)))["point"])
+              for combo, members in settings.items()}
+    first_rois: dict[str, dict[str, Any]] = {}
     links = []
-    for point in points:
-        name = f"{TIMELINE_PREFIX}{point['point']}.json"
-        if timeline.write(study.directory / str(point["point"]), out_dir / name):
-            links.append((f"ROI timeline of {point['point']}", name))
+    for point in points:  # each stats.json read once: the timeline, and the first repeat's ROI
+        name, stats = str(point["point"]), _stats(study.directory / str(point["point"]))
+        if name in firsts.values():
+            first_rois[name] = _roi(stats)
+        if timeline.write(stats, name, out_dir / f"{TIMELINE_PREFIX}{name}.json"):
+            links.append((f"ROI timeline of {name}", f"{TIMELINE_PREFIX}{name}.json"))
+    tables = [_traffic_table(settings, swept), _memory_table(settings, swept),
+              _functions_table(settings, swept, firsts, first_rois)]
     devices = [d for d in DEVICES if any(is_number(p.get(f"{ROI}mem.{d}.bytes"))
                                          and float(p[f"{ROI}mem.{d}.bytes"]) > 0 for p in points)]
     return [Section(
@@ -117,13 +122,15 @@ def _memory_table(settings: dict[tuple[Any, ...], list[Record]], swept: list[str
                  columns, rows)
 
 
-def _functions_table(study_dir: Path, settings: dict[tuple[Any, ...], list[Record]],
-                     swept: list[str]) -> Table:
-    """The first repeat's hottest kernel functions and cache line, by coherence messages."""
+def _functions_table(settings: dict[tuple[Any, ...], list[Record]], swept: list[str],
+                     firsts: dict[tuple[Any, ...], str],
+                     rois: dict[str, dict[str, Any]]) -> Table:
+    """The first repeat's hottest kernel functions and cache line, by coherence messages
+    (`firsts`: each setting's first repeat; `rois`: its stats.json's ROI region)."""
     rows = []
     for combo in _ordered(settings):
-        first = min(settings[combo], key=lambda r: sort_key(r.get("repeat", 0)))
-        roi = _roi_stats(study_dir / str(first["point"]))
+        first = next(r for r in settings[combo] if r["point"] == firsts[combo])
+        roi = rois[firsts[combo]]
         functions = sorted(roi.get("functions", []), key=lambda f: -float(f.get("coh.msgs", 0)))
         total = float(first.get(f"{ROI}coh.msgs") or 0)
         hot = ", ".join(f"{f.get('name')} {100 * float(f.get('coh.msgs', 0)) / total:.0f}%"
@@ -141,9 +148,11 @@ def _functions_table(study_dir: Path, settings: dict[tuple[Any, ...], list[Recor
                                                      "hottest line"], rows)
 
 
-def _roi_stats(point_dir: Path) -> dict[str, Any]:
+def _stats(point_dir: Path) -> dict[str, Any]:
     stats = pointdir.read_json(point_dir / pointdir.STATS)
-    if not isinstance(stats, dict):
-        return {}
+    return stats if isinstance(stats, dict) else {}
+
+
+def _roi(stats: dict[str, Any]) -> dict[str, Any]:
     roi = stats.get("regions", {}).get("roi", {})
     return roi if isinstance(roi, dict) else {}
