@@ -17,6 +17,7 @@ INPUTS = "inputs.json"
 RESULT = "result.json"
 WORKLOAD = "workload.json"
 STATS = "stats.json"
+STATS_SCHEMA = "manylab-stats/2"  # written by the plugin (plugin/src/report.rs) and gem5/stats.py
 KSTATS = "kstats.json"
 CONSOLE = "console.log"
 QEMU_STDERR = "qemu-stderr.log"

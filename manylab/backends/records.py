@@ -1,13 +1,37 @@
-"""What every backend writes alike from a finished emulator run: workload.json and kstats.json
-from its console, and result.json's content."""
+"""What every backend writes alike: inputs.json's common part before a run; workload.json and
+kstats.json from its console, and result.json's content after it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
-from manylab import atomic, pointdir
+from manylab import atomic, image, kernel, pointdir
 from manylab.backends.supervise import RunOutcome
+from manylab.hashing import sha256_file_cached
+
+
+def inputs_record(inputs_base: dict[str, Any], kernel_artifacts: kernel.KernelArtifacts,
+                  kernel_file: tuple[str, Path], image_artifacts: image.ImageArtifacts,
+                  image_file: tuple[str, Path], script: str, emulator: str,
+                  emulator_record: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    """inputs.json's content for a run of `emulator` (qemu or gem5): the kernel and the root
+    image with the hash of the file the emulator boots (`kernel_file`, `image_file`: the key to
+    record it under and the file), the run script, and the emulator's own record."""
+    manifest = json.loads((kernel_artifacts.directory / "manifest.json").read_text())
+    kernel_key, kernel_path = kernel_file
+    image_key, image_path = image_file
+    return {
+        **inputs_base,
+        "kernel": {**manifest, "artifacts": str(kernel_artifacts.directory),
+                   kernel_key: sha256_file_cached(kernel_path)},
+        "image": {"key": image_artifacts.key, "directory": str(image_artifacts.directory),
+                  image_key: sha256_file_cached(image_path)},
+        "run_script": script,
+        emulator: emulator_record,
+        "timeout_s": timeout_s,
+    }
 
 
 def write_console_outputs(staging: Path, outcome: RunOutcome) -> None:

@@ -54,6 +54,9 @@ def tools_table(study: Study) -> Table:
     rows: list[list[str]] = []
     for label, pick in (
         ("QEMU", lambda i: i.get("qemu", {}).get("version")),
+        ("gem5", lambda i: "{version}, binary sha256 {sha}".format(
+            version=i["gem5"].get("version"), sha=str(i["gem5"].get("binary_sha256"))[:16])
+         if isinstance(i.get("gem5"), dict) else None),
         ("kernel config sha256", lambda i: i.get("kernel", {}).get("config_sha256")),
         ("kernel toolchain", lambda i: i.get("kernel", {}).get("toolchain")),
         ("root image", lambda i: i.get("image", {}).get("key")),

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from manylab import pointdir
 from manylab.backends.gem5 import stats
 from manylab.errors import LabError
+from manylab.paths import REPO_ROOT
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "gem5"
 
@@ -32,6 +34,8 @@ def test_region_block_in_the_plugins_summary_keys(system):
     imported = stats.import_run(DATA / "stats.txt", DATA / "roi.json", system)
     s = imported["summary"]
     assert imported["source"] == "gem5"
+    assert imported["schema"] == pointdir.STATS_SCHEMA
+    assert imported["tool"] == {"name": "gem5", "version": "unknown"}
     assert s["roi.insts"] == 311368 + 283396 + 292117 + 264088
     assert s["roi.coh.msgs.gets"] == 83008
     assert s["roi.coh.msgs.inv"] == 30338 and s["roi.coh.msgs.fwd_getm"] == 30139
@@ -56,3 +60,8 @@ def test_a_region_that_never_ended_is_an_error(system, tmp_path):
         stats.import_run(DATA / "stats.txt", tmp_path / "missing.json", system)
     with pytest.raises(LabError, match="wrote no stats.txt"):
         stats.import_run(tmp_path / "stats.txt", DATA / "roi.json", system)
+
+
+def test_one_stats_schema_name_on_both_tiers():
+    report_rs = (REPO_ROOT / "plugin/src/report.rs").read_text()
+    assert f'pub const SCHEMA: &str = "{pointdir.STATS_SCHEMA}";' in report_rs

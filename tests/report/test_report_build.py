@@ -272,3 +272,18 @@ def test_modelled_write_gains_are_checked_against_the_knl_range_at_64_to_256_wri
         "reproduced.", "direction only (a gain below the paper's)."]
     assert "machine.vcpus=64" in lines[1] and "machine.vcpus=256" in lines[2]
     assert knl_verdicts(summary, keys, "machine.vcpus", [{"plugin.preset": "epyc2-64"}]) == []
+
+
+def test_tools_table_names_the_emulator_each_point_ran_on(tmp_path):
+    from manylab.report import inputs, records
+    study = tmp_path / "tiers"
+    write_point(study, "qemu-point", params("falseshare", {}), [{"workload": "falseshare"}])
+    gem5_point = write_point(study, "gem5-point", params("falseshare", {}),
+                             [{"workload": "falseshare"}])
+    recorded = json.loads((gem5_point / "inputs.json").read_text())
+    del recorded["qemu"]
+    recorded["gem5"] = {"version": "gem5 version 24.0.0.1", "binary_sha256": "12" * 32}
+    (gem5_point / "inputs.json").write_text(json.dumps(recorded))
+    rows = inputs.tools_table(records.load(study)).rows
+    assert ["QEMU", "QEMU emulator version 7.2.0"] in rows
+    assert ["gem5", "gem5 version 24.0.0.1, binary sha256 1212121212121212"] in rows

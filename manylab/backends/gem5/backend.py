@@ -4,12 +4,11 @@ under gem5/ (stats.txt, config.json, roi.json)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from manylab import atomic, image, kernel, pointdir
-from manylab.backends import supervise
+from manylab.backends import records, supervise
 from manylab.backends.gem5 import command, machine, stats, system
 from manylab.backends.records import result_record, run_failure, write_console_outputs
 from manylab.errors import LabError
@@ -70,19 +69,13 @@ def run_into(point_id: str, study: str, point: PointParams, staging: Path,
     description = prepare(point, kernel_artifacts, image_artifacts, staging)
     outdir = staging / "gem5"
     argv = command.argv(gem5, outdir, staging / "gem5-system.json")
-    record = {
-        **inputs_base,
-        "kernel": {**json.loads((kernel_artifacts.directory / "manifest.json").read_text()),
-                   "artifacts": str(kernel_artifacts.directory),
-                   "vmlinux_sha256": sha256_file(kernel_artifacts.vmlinux)},
-        "image": {"key": image_artifacts.key, "directory": str(image_artifacts.directory),
-                  "rootfs_ext2_sha256": sha256_file(image_artifacts.rootfs_ext2)},
-        "run_script": (staging / "run.sh").read_text(),
-        "gem5": {"argv": argv, "version": command.version(gem5), "binary_sha256":
-                 sha256_file(gem5), "configs": _configs_hashes(),
-                 "system": "gem5-system.json"},
-        "timeout_s": timeout_s,
-    }
+    record = records.inputs_record(
+        inputs_base, kernel_artifacts, ("vmlinux_sha256", kernel_artifacts.vmlinux),
+        image_artifacts, ("rootfs_ext2_sha256", image_artifacts.rootfs_ext2),
+        (staging / "run.sh").read_text(), "gem5",
+        {"argv": argv, "version": command.version(gem5), "binary_sha256": sha256_file(gem5),
+         "configs": _configs_hashes(), "system": "gem5-system.json"},
+        timeout_s)
     atomic.write_json(staging / pointdir.INPUTS, record)
     outcome = supervise.run(argv, staging / pointdir.CONSOLE, staging / pointdir.GEM5_STDERR,
                        timeout_s, program="gem5")
@@ -91,7 +84,8 @@ def run_into(point_id: str, study: str, point: PointParams, staging: Path,
     stats_txt = outdir / "stats.txt"
     if failure is None:
         try:
-            imported = stats.import_run(stats_txt, outdir / "roi.json", description)
+            imported = stats.import_run(stats_txt, outdir / "roi.json", description,
+                                        record["gem5"]["version"])
             atomic.write_json(staging / pointdir.STATS, imported)
         except LabError as error:
             failure = str(error)

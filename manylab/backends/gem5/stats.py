@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from manylab.errors import LabError
+from manylab.pointdir import STATS_SCHEMA
 
 BEGIN = "---------- Begin Simulation Statistics ----------"
 END = "---------- End Simulation Statistics   ----------"
@@ -133,9 +134,10 @@ def _nj(system: dict[str, Any], device: str, direction: str) -> float:
     return 0.0
 
 
-def import_run(stats_txt: Path, roi_json: Path, system: dict[str, Any]) -> dict[str, Any]:
-    """A gem5 run's stats.json in the lab's schema: `summary` with the region's `roi.*`
-    figures, and gem5's raw region block for everything else."""
+def import_run(stats_txt: Path, roi_json: Path, system: dict[str, Any],
+               version: str = "unknown") -> dict[str, Any]:
+    """A gem5 run's stats.json in the plugin's schema (`schema`, `tool`, `summary` with the
+    region's `roi.*` figures), and gem5's raw region block for everything else."""
     if not stats_txt.is_file():
         raise LabError(f"{stats_txt}: gem5 wrote no stats.txt (see gem5-stderr.log)")
     blocks = parse(stats_txt.read_text())
@@ -150,6 +152,8 @@ def import_run(stats_txt: Path, roi_json: Path, system: dict[str, Any]) -> dict[
         raise LabError(f"{stats_txt}: the region of interest has no statistics block "
                        f"(found {len(blocks)} blocks; the region did not end)")
     return {
+        "schema": STATS_SCHEMA,
+        "tool": {"name": "gem5", "version": version},
         "source": "gem5",
         "summary": summary(blocks[index], system, "roi"),
         "roi": {"begin_tick": roi["begin_tick"], "end_tick": roi["end_tick"],

@@ -4,7 +4,6 @@ plugin when the point enables it or runs in lockstep."""
 from __future__ import annotations
 
 import functools
-import json
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -12,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from manylab import atomic, image, kernel, pointdir
-from manylab.backends import supervise
+from manylab.backends import records, supervise
 from manylab.backends.qemu import command as qemu
 from manylab.backends.qemu import plugin, snapshot
 from manylab.backends.records import result_record, run_failure, write_console_outputs
 from manylab.crate_build import StaleBuild
 from manylab.errors import LabError
-from manylab.hashing import sha256_file, sha256_file_cached
+from manylab.hashing import sha256_file
 from manylab.params import PointParams
 from manylab.workloads import run_script
 
@@ -123,19 +122,13 @@ def plugin_sha_now() -> str | None:
 def inputs_record(inputs_base: dict[str, Any], point: PointParams, artifacts: Artifacts,
                   argv: list[str], plugin_args: list[str], script: str,
                   timeout_s: float, snap: snapshot.Snapshot | None) -> dict[str, Any]:
-    kernel_manifest = json.loads((artifacts.kernel.directory / "manifest.json").read_text())
-    record: dict[str, Any] = {
-        **inputs_base,
-        "kernel": {**kernel_manifest, "artifacts": str(artifacts.kernel.directory),
-                   "boot_image_sha256": sha256_file_cached(artifacts.kernel.boot_image)},
-        "image": {"key": artifacts.image.key, "directory": str(artifacts.image.directory),
-                  "initramfs_sha256": sha256_file_cached(artifacts.image.initramfs)},
-        "run_script": script,
-        "qemu": {"argv": argv, "version": qemu.version(argv[0]),
-                 "cmdline": qemu.kernel_cmdline(
-                     point, snapshot.GUEST_CMDLINE if snap is not None else "")},
-        "timeout_s": timeout_s,
-    }
+    record = records.inputs_record(
+        inputs_base, artifacts.kernel, ("boot_image_sha256", artifacts.kernel.boot_image),
+        artifacts.image, ("initramfs_sha256", artifacts.image.initramfs), script, "qemu",
+        {"argv": argv, "version": qemu.version(argv[0]),
+         "cmdline": qemu.kernel_cmdline(point, snapshot.GUEST_CMDLINE if snap is not None
+                                        else "")},
+        timeout_s)
     if snap is not None:
         record["snapshot"] = snapshot.describe(snap)
     if artifacts.plugin is not None:
