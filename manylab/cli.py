@@ -9,7 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
-from manylab import image, kernel, plan, pointdir, results, runner
+from manylab import image, kernel, keys, plan, pointdir, results, runner
 from manylab import spec as specs
 from manylab.backends.supervise import Interrupted
 from manylab.errors import LabError
@@ -249,7 +249,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=int, default=0, help="seconds (0: derived)")
     p.add_argument("--plugin-preset", help="load the machine-model plugin with this preset")
     p.add_argument("--plugin-mode", default="full", choices=("count", "full"))
-    p.add_argument("--quantum", type=int, default=specs.DEFAULT_QUANTUM,
+    p.add_argument("--quantum", type=int, default=keys.DEFAULT_QUANTUM,
                    help="guest instructions per vCPU turn (0: QEMU's own slices)")
     p.add_argument("--quantum-shared", type=int, default=0,
                    help="turn length after touching other vCPUs' lines (full model; 0: quantum)")

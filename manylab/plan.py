@@ -6,10 +6,11 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+from manylab import keys
 from manylab import spec as specs
 from manylab.errors import LabError
 from manylab.hashing import sha256_json
-from manylab.params import PointParams
+from manylab.params import SCHEMA, PointParams
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ def identity(params: dict[str, Any]) -> dict[str, Any]:
     a key added to the schema later (with a default) does not change existing ids."""
     kept: dict[str, Any] = {}
     for section, value in params.items():
-        fields = specs.SCHEMA.get(section)
+        fields = SCHEMA.get(section)
         if fields is None or not isinstance(value, dict):
             kept[section] = value
             continue
@@ -49,9 +50,9 @@ def point_id(params: dict[str, Any]) -> str:
 def points(spec: specs.Spec) -> list[Point]:
     """Every point of the spec, checked; raises SpecError before anything builds."""
     total = specs.count(spec)
-    if total > specs.MAX_POINTS:
+    if total > keys.MAX_POINTS:
         raise specs.SpecError(f"{spec.path}: {total:,} points (sweeps x repeats) is more than "
-                              f"{specs.MAX_POINTS:,}: shorten the swept lists or split the study")
+                              f"{keys.MAX_POINTS:,}: shorten the swept lists or split the study")
     result = []
     seen: set[str] = set()
     for params in specs.expand(spec):

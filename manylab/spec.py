@@ -8,192 +8,19 @@ from __future__ import annotations
 
 import itertools
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from manylab import kernel
 from manylab.errors import LabError
+from manylab.keys import Field, size_check
+from manylab.params import SCHEMA
 from manylab.units import parse_cpus, parse_size
 from manylab.workloads import check_args
 
 MAX_VCPUS = {"x86_64": 256, "arm64": 512}
-# Guest instructions per vCPU turn by default (measured choice: README, "Interleaving").
-DEFAULT_QUANTUM = 1000
-@dataclass(frozen=True)
-class Field:
-    kind: type | tuple[type, ...]
-    default: Any
-    sweep: bool = True
-    choices: tuple[Any, ...] = ()
-    check: Callable[[Any], str | None] | None = None
-    doc: str = ""
-
-
-def _size_check(value: Any) -> str | None:
-    try:
-        parse_size(value)
-    except ValueError as error:
-        return str(error)
-    return None
-
-
-def _baseline_check(value: Any) -> str | None:
-    key, sep, _ = str(value).partition("=")
-    if value and (not sep or key.split(".", 1)[0] not in ("kernel", "machine", "workload")):
-        return "must be 'section.key=value', e.g. 'kernel.cmdline=finer_lru.factor=1'"
-    return None
-
-
-def _positive(value: Any) -> str | None:
-    return None if value >= 1 else "must be at least 1"
-
-
-MAX_REPEATS = 1000
-# More points than this in one study is a typo, not a study (the papers' full profiles are
-# hundreds; planning 10,000 takes seconds).
-MAX_POINTS = 10_000
-MIN_MEMORY = 64 << 20
-
-
-def _repeats_check(value: Any) -> str | None:
-    if value < 1 or value > MAX_REPEATS:
-        return f"must be 1 to {MAX_REPEATS}"
-    return None
-
-
-def _memory_check(value: Any) -> str | None:
-    error = _size_check(value)
-    if error is None and parse_size(value) < MIN_MEMORY:
-        return f"{value!r} is below the {MIN_MEMORY >> 20} MiB a guest needs"
-    return error
-
-
-def _power_of_two_line(value: Any) -> str | None:
-    if value < 64 or value & (value - 1):
-        return "must be a power of two of at least 64 (one cache line)"
-    return None
-
-
-def _quantum_outside_check(value: Any) -> str | None:
-    if value == "auto" or (isinstance(value, int) and value >= 0):
-        return None
-    return "expected 'auto' or a whole number >= 0"
-
-
-def _not_negative(value: Any) -> str | None:
-    return None if value >= 0 else "must be 0 or more"
-
-
-SCHEMA: dict[str, dict[str, Field]] = {
-    "study": {
-        "name": Field(str, None, sweep=False,
-                      doc="results go to runs/<name>/ (default: file stem)"),
-        "description": Field(str, "", sweep=False),
-        "repeats": Field(int, 1, sweep=False, check=_repeats_check, doc="boots per point"),
-        "timeout_s": Field(int, 0, sweep=False,
-                           doc="per-run limit; 0 = derived from vCPUs, arch and plugin mode"),
-        "together": Field(list, [], sweep=False,
-                          doc="groups of swept keys whose lists pair up element by element, "
-                              "e.g. [['plugin.preset', 'machine.arch']]"),
-    },
-    "kernel": {
-        "variant": Field(str, "stock", doc="a folder of kernel-patches/ with a series"),
-        "fragments": Field(list, [], doc="extra config fragments, e.g. ['debug']"),
-        "cmdline": Field(str, "", doc="extra kernel parameters, appended after the lab's"),
-        "sysctl": Field(dict, {}, sweep=False, doc="written to /proc/sys before the workload"),
-    },
-    "machine": {
-        "arch": Field(str, "x86_64", choices=("x86_64", "arm64")),
-        "vcpus": Field(int, 1, check=_positive),
-        "memory": Field((str, int), "512M", check=_memory_check),
-        "numa": Field(list, [], sweep=False,
-                      doc="nodes: [{size='256M', cpus='0-3', device='dram'}, ...]"),
-        "tcg": Field(str, "single", choices=("single", "multi")),
-        "cpu": Field(str, "", doc="QEMU -cpu model (default per arch)"),
-        "reproducible": Field(bool, True,
-                              doc="instruction time: QEMU icount (guest time counts "
-                                  "instructions); false = free-running, guest time is host time"),
-        "quantum": Field(int, DEFAULT_QUANTUM, check=_not_negative,
-                         doc="guest instructions per vCPU turn (plugin switch); 0 = QEMU's "
-                             "own slices"),
-        "quantum_shared": Field(int, 0, check=_not_negative,
-                                doc="adaptive turn length once a vCPU touches lines other "
-                                    "vCPUs hold (full plugin mode); 0 = same as quantum"),
-        "quantum_outside": Field((int, str), "auto", check=_quantum_outside_check,
-                                 doc="turn length while no region of interest is open (boot, "
-                                     "setup); 'auto' = 0 (QEMU's own slices) for workloads "
-                                     "with region markers, quantum for 'shell'"),
-        "quantum_unit": Field(str, "instructions", choices=("instructions", "cycles"),
-                              doc="what quantum and quantum_shared count: guest instructions, "
-                                  "or the plugin's modelled cycles (a vCPU that stalls more "
-                                  "runs fewer instructions per turn)"),
-        "snapshot": Field(str, "auto", choices=("auto", "off"),
-                          doc="auto: boot each machine once, save it where the guest waits "
-                              "for its run, restore that for every point (QEMU backend); "
-                              "off: every point boots from power-on"),
-        "backend": Field(str, "qemu", choices=("qemu", "gem5"),
-                         doc="qemu: QEMU + the plugin (default); gem5: the detailed tier, a "
-                             "gem5 full-system run on the plugin preset's mesh ([gem5])"),
-    },
-    "workload": {
-        "name": Field(str, None),
-        "fs": Field(str, "tmpfs", choices=("tmpfs", "ext2")),
-        "disk": Field((str, int), "1G", check=_size_check, doc="virtio disk size for fs='ext2'"),
-        "membind": Field(int, -1, doc="bind the workload's memory to this NUMA node (-1: no)"),
-        "args": Field(dict, {}, sweep=False, doc="workload arguments; a list value sweeps"),
-    },
-    "plugin": {
-        "enabled": Field(bool, False),
-        "preset": Field(str, "tiny-4"),
-        "mode": Field(str, "full", choices=("count", "full")),
-        "roi": Field(bool, True, doc="model memory only inside ROI markers"),
-        "checker": Field(bool, False),
-        "causal": Field(bool, True, doc="the causal clock: a vCPU that obtains a line another "
-                                        "vCPU stored ahead of its clock waits for that store"),
-        "causal_lax": Field(int, 0, check=_not_negative,
-                            doc="the causal clock's lax window in core cycles; 0 = one turn "
-                                "(machine.quantum, x core.cpi for instruction turns)"),
-        "nvmain_trace": Field(bool, False, doc="write the ROI's PCM requests as an NVMain trace "
-                                               "to <point>/nvmain.trace (mode full)"),
-        "set": Field(dict, {}, sweep=False, doc="preset overrides, e.g. {'l2.size_kib'=512}"),
-        "functions": Field(list, [], sweep=False,
-                           doc="kernel function patterns (fnmatch) summed into the table"),
-    },
-    "gem5": {
-        "binary": Field(str, "", sweep=False,
-                        doc="gem5 built for X86_MESI_Two_Level; '' = $MANYLAB_GEM5"),
-        "cpu": Field(str, "timing", choices=("atomic", "timing", "o3"),
-                     doc="core type inside the region of interest"),
-        "boot_cpu": Field(str, "atomic", choices=("atomic", "timing", "o3"),
-                          doc="core type before and after the region of interest"),
-        "clock": Field(str, "2GHz", doc="core and Ruby clock"),
-        "interleave": Field(int, 256, check=_power_of_two_line,
-                            doc="bytes per memory channel before the next channel"),
-    },
-    "slurm": {
-        "partition": Field(str, "", sweep=False),
-        "account": Field(str, "", sweep=False),
-        "qos": Field(str, "", sweep=False),
-        "time_min": Field(int, 0, sweep=False, doc="0 = derived from the point"),
-        "mem_mb": Field(int, 0, sweep=False, doc="0 = derived from the point"),
-        "cpus": Field(int, 0, sweep=False, doc="0 = 1 (single-threaded TCG) or vCPUs (multi)"),
-        "max_array": Field(int, 1000, sweep=False, check=_positive),
-        "throttle": Field(int, 0, sweep=False, doc="%N: tasks running at once; 0 = no limit"),
-        "setup": Field(list, [], sweep=False, doc="shell lines run before each task"),
-    },
-    "report": {
-        "baseline": Field(str, "", sweep=False, check=_baseline_check,
-                          doc="'key=value' the other kernel settings are compared with, e.g. "
-                              "'kernel.cmdline=finer_lru.factor=1'"),
-        "lock_wait": Field(list, [], sweep=False,
-                           doc="plugin.functions patterns whose instructions count as lock "
-                               "waiting, e.g. ['*queued_spin_lock_slowpath']"),
-        "paper": Field(str, "", sweep=False, choices=("", "finerlru", "ldu"),
-                       doc="whose claim and published values the report checks"),
-    },
-}
 SECTIONS = tuple(SCHEMA) + ("profiles",)
 NODE_KEYS = {"size", "cpus", "device"}
 DEVICES = ("dram", "mcdram", "pcm")
@@ -367,7 +194,7 @@ def _check_numa(path: Path, nodes: list[Any]) -> None:
                             f"(allowed: {', '.join(sorted(NODE_KEYS))})")
         if "size" not in node:
             raise SpecError(f"{where}: size is required")
-        if problem := _size_check(node["size"]):
+        if problem := size_check(node["size"]):
             raise SpecError(f"{where}: size {problem}")
         if node.get("device", "dram") not in DEVICES:
             raise SpecError(f"{where}: device '{node['device']}' is not one of "

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from manylab import pointdir
+from manylab.params import SCHEMA
 from manylab.results import SETTING_PREFIXES, flatten, measured_columns
-from manylab.spec import SCHEMA
 
 Record = dict[str, Any]
 

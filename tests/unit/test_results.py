@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from manylab import atomic, results, runner
-from manylab import spec as specs
 from manylab.backends import qemu as qemu_backend
 from manylab.backends.qemu import command as qemu
+from manylab.params import SCHEMA
 from manylab.plan import Point
 from manylab.runner import select as _selected
 
@@ -112,7 +112,7 @@ def qemu_now(monkeypatch):
 def full_params(quantum: int = 1000) -> dict:
     """A complete validated point (the schema's defaults), as the planner makes them."""
     params = {section: {key: field.default for key, field in fields.items()}
-              for section, fields in specs.SCHEMA.items()
+              for section, fields in SCHEMA.items()
               if section in ("kernel", "machine", "workload", "plugin", "gem5")}
     params["workload"]["name"] = "pwriter"
     params["machine"]["quantum"] = quantum

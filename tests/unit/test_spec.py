@@ -1,8 +1,9 @@
+import json
 from pathlib import Path
 
 import pytest
 
-from manylab import plan, units
+from manylab import keys, plan, units
 from manylab import spec as specs
 from manylab.errors import LabError
 
@@ -20,7 +21,7 @@ def test_defaults_fill_a_minimal_spec(write_spec):
     assert params["kernel"]["variant"] == "stock"
     assert params["machine"] == {"arch": "x86_64", "vcpus": 1, "memory": "512M", "numa": [],
                                  "tcg": "single", "cpu": "", "reproducible": True,
-                                 "quantum": specs.DEFAULT_QUANTUM, "quantum_shared": 0,
+                                 "quantum": keys.DEFAULT_QUANTUM, "quantum_shared": 0,
                                  "quantum_unit": "instructions", "quantum_outside": "auto",
                                  "snapshot": "auto", "backend": "qemu"}
     assert spec.name == "study"
@@ -240,16 +241,22 @@ name = "pwriter"
     assert mixed == [("a=1", 1), ("a=2", 1), ("a=1", 2), ("a=2", 2)]
 
 
-def test_typed_point_sections_list_exactly_the_schemas_keys():
-    from dataclasses import fields
-
+def test_stored_points_read_typed_with_the_declared_stored_defaults(write_spec):
     from manylab import params as typed
 
-    sections = {"kernel": typed.KernelParams, "machine": typed.MachineParams,
-                "workload": typed.WorkloadParams, "plugin": typed.PluginParams,
-                "gem5": typed.Gem5Params}
-    for section, kind in sections.items():
-        assert {f.name for f in fields(kind)} == set(specs.SCHEMA[section]), section
+    spec = specs.load(write_spec("[workload]\nname = 'pwriter'\n"))
+    stored = json.loads(json.dumps(plan.points(spec)[0].params))
+    stored["machine"] = {k: v for k, v in stored["machine"].items()
+                         if k not in ("quantum_unit", "quantum_outside", "snapshot")}
+    machine = typed.PointParams.from_dict(stored).machine
+    assert (machine.quantum_unit, machine.quantum_outside, machine.snapshot) == (
+        "instructions", "auto", "auto")
+    del stored["machine"]["vcpus"]  # declared without a stored default: required
+    with pytest.raises(KeyError, match="vcpus"):
+        typed.PointParams.from_dict(stored)
+    stored["machine"]["vcpus"], stored["machine"]["nosuch"] = 1, 2
+    with pytest.raises(KeyError, match="nosuch"):
+        typed.PointParams.from_dict(stored)
 
 
 def test_a_planned_point_reads_typed(write_spec):

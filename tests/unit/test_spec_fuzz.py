@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from manylab import plan
+from manylab import keys, params, plan
 from manylab import spec as specs
 from manylab.errors import LabError
 from manylab.workloads import REGISTRY
@@ -42,7 +42,7 @@ def toml_value(value: Any) -> str:
 def spec_texts(draw: st.DrawFn) -> str:
     workload = draw(st.sampled_from([*sorted(REGISTRY), "nosuch"]))
     sections: dict[str, dict[str, Any]] = {"workload": {"name": workload}}
-    for section, fields in specs.SCHEMA.items():
+    for section, fields in params.SCHEMA.items():
         keys = draw(st.lists(st.sampled_from([*fields, "nosuch"]), max_size=3, unique=True))
         for key in keys:
             if key in ("name", "args", "numa", "set", "sysctl", "together", "functions"):
@@ -74,4 +74,4 @@ def test_plan_answers_any_spec_with_points_or_one_line(text: str) -> None:
             message = str(error)
             assert "\n" not in message and str(path) in message, (text, message)
         else:
-            assert 1 <= len(points) <= specs.MAX_POINTS
+            assert 1 <= len(points) <= keys.MAX_POINTS
