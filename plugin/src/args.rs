@@ -2,7 +2,8 @@
 
 use crate::memory::{DeviceKind, MemRange, MemoryMap};
 use crate::nvmain_trace::Select;
-use crate::params::{preset, Params};
+use crate::params::Params;
+use crate::presets::preset;
 use crate::quantum::QuantumUnit;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

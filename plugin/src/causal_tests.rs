@@ -3,7 +3,8 @@
 
 use crate::coherence::Machine;
 use crate::memory::{DeviceKind, MemoryMap};
-use crate::params::{preset, LINE_BYTES};
+use crate::params::LINE_BYTES;
+use crate::presets::preset;
 use crate::stats::{FuncCtr, Slot, TOTAL};
 
 const LAX: f64 = 1000.0;

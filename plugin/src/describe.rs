@@ -2,42 +2,43 @@
 //! derives from them (active tiles, vCPU -> core -> tile, each quadrant's memory controllers).
 //! The gem5 tier builds its Ruby/Garnet system from this, so both tiers read one preset.
 
-use crate::json::JsonWriter;
+use crate::json;
 use crate::memory::DeviceKind;
 use crate::params::{positions_text, Params};
 use crate::topology::Topology;
+use serde::Serialize;
+
+#[derive(Serialize)]
+struct Description<'a> {
+    machine: &'a Params,
+    vcpus: usize,
+    /// Each active tile's position, in tile order.
+    tiles: String,
+    vcpu_core: &'a [u16],
+    core_tile: Vec<usize>,
+    ddr_mc_of_quadrant: String,
+    mcdram_mc_of_quadrant: String,
+}
 
 pub fn machine_json(p: &Params, vcpus: usize) -> Result<String, String> {
     p.validate(vcpus)?;
     let topo = Topology::new(p, vcpus);
-    let mut w = JsonWriter::new();
-    w.begin_object();
-    w.field_key("machine");
-    p.write_json(&mut w);
-    w.field_u64("vcpus", vcpus as u64);
-    w.field_str("tiles", &positions_text(&topo.tile_pos));
-    w.field_array("vcpu_core");
-    for &core in &topo.vcpu_core {
-        w.element_u64(core as u64);
-    }
-    w.end_array();
-    w.field_array("core_tile");
-    for core in 0..topo.n_cores {
-        w.element_u64(topo.core_tile(core) as u64);
-    }
-    w.end_array();
-    for (name, kind) in [("ddr", DeviceKind::Dram), ("mcdram", DeviceKind::Mcdram)] {
-        let per_quadrant: Vec<_> = (0..4).map(|q| topo.mc_of_quadrant(kind, q)).collect();
-        w.field_str(&format!("{name}_mc_of_quadrant"), &positions_text(&per_quadrant));
-    }
-    w.end_object();
-    Ok(w.finish())
+    let mc_of_quadrant = |kind| positions_text(&(0..4).map(|q| topo.mc_of_quadrant(kind, q)).collect::<Vec<_>>());
+    Ok(json::to_text(&Description {
+        machine: p,
+        vcpus,
+        tiles: positions_text(&topo.tile_pos),
+        vcpu_core: &topo.vcpu_core,
+        core_tile: (0..topo.n_cores).map(|core| topo.core_tile(core)).collect(),
+        ddr_mc_of_quadrant: mc_of_quadrant(DeviceKind::Dram),
+        mcdram_mc_of_quadrant: mc_of_quadrant(DeviceKind::Mcdram),
+    }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::preset;
+    use crate::presets::preset;
 
     #[test]
     fn knl_64_describes_32_tiles_and_scatter_numbering() {

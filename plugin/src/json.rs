@@ -1,165 +1,132 @@
-//! A minimal JSON writer: keys come out in the order they are written, so the output order
-//! is fixed by the code (deterministic, diff-friendly).
+//! The plugin's JSON text: serde values written with two-space indentation, keys in the order
+//! they are serialized (struct field order, or the order of `Fields`), numbers as the lab has
+//! always read them: an `f64` in Rust's `Display` form (`1`, `0.1`, `100000000`, never an
+//! exponent), non-finite as `null`; strings escape `"`, `\`, newline as `\n` and every other
+//! control character as `\u00xx`.
 
-pub struct JsonWriter {
-    out: String,
-    /// One entry per open container: has it received an element yet?
-    open: Vec<bool>,
+use serde::ser::{Serialize, Serializer};
+use serde_json::ser::{CharEscape, Formatter, PrettyFormatter};
+use std::io::{self, Write};
+
+/// `value` as JSON text with a final newline.
+pub fn to_text<T: Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::with_capacity(1 << 16);
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, LabFormatter(PrettyFormatter::new()));
+    value.serialize(&mut ser).expect("serializing to memory does not fail");
+    out.push(b'\n');
+    String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
-impl Default for JsonWriter {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+/// An object whose keys are known only at run time, in the vector's order.
+pub struct Fields<K, V>(pub Vec<(K, V)>);
 
-impl JsonWriter {
-    pub fn new() -> Self {
-        JsonWriter { out: String::with_capacity(1 << 16), open: Vec::new() }
-    }
-
-    pub fn finish(mut self) -> String {
-        self.out.push('\n');
-        self.out
-    }
-
-    fn separator(&mut self) {
-        if let Some(has_items) = self.open.last_mut() {
-            if *has_items {
-                self.out.push(',');
-            }
-            *has_items = true;
-            self.out.push('\n');
-            for _ in 0..self.open.len() {
-                self.out.push_str("  ");
-            }
-        }
-    }
-
-    fn key(&mut self, key: &str) {
-        self.separator();
-        push_string(&mut self.out, key);
-        self.out.push_str(": ");
-    }
-
-    fn close(&mut self, bracket: char) {
-        let had_items = self.open.pop().unwrap_or(false);
-        if had_items {
-            self.out.push('\n');
-            for _ in 0..self.open.len() {
-                self.out.push_str("  ");
-            }
-        }
-        self.out.push(bracket);
-    }
-
-    pub fn begin_object(&mut self) {
-        self.out.push('{');
-        self.open.push(false);
-    }
-
-    pub fn end_object(&mut self) {
-        self.close('}');
-    }
-
-    pub fn begin_array(&mut self) {
-        self.out.push('[');
-        self.open.push(false);
-    }
-
-    pub fn end_array(&mut self) {
-        self.close(']');
-    }
-
-    /// Writes a key whose value the next `begin_object`/`begin_array` opens.
-    pub fn field_key(&mut self, key: &str) {
-        self.key(key);
-    }
-
-    pub fn field_object(&mut self, key: &str) {
-        self.key(key);
-        self.begin_object();
-    }
-
-    pub fn field_array(&mut self, key: &str) {
-        self.key(key);
-        self.begin_array();
-    }
-
-    pub fn element_object(&mut self) {
-        self.separator();
-        self.begin_object();
-    }
-
-    pub fn element_u64(&mut self, v: u64) {
-        self.separator();
-        self.out.push_str(&v.to_string());
-    }
-
-    pub fn field_u64(&mut self, key: &str, v: u64) {
-        self.key(key);
-        self.out.push_str(&v.to_string());
-    }
-
-    pub fn field_f64(&mut self, key: &str, v: f64) {
-        self.key(key);
-        push_f64(&mut self.out, v);
-    }
-
-    pub fn field_str(&mut self, key: &str, v: &str) {
-        self.key(key);
-        push_string(&mut self.out, v);
-    }
-
-    pub fn field_bool(&mut self, key: &str, v: bool) {
-        self.key(key);
-        self.out.push_str(if v { "true" } else { "false" });
+impl<K: Serialize, V: Serialize> Serialize for Fields<K, V> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
     }
 }
 
-fn push_f64(out: &mut String, v: f64) {
-    if v.is_finite() {
-        out.push_str(&format!("{v}"));
-    } else {
-        out.push_str("null");
-    }
-}
+/// serde_json's pretty layout with the lab's numbers and escapes.
+struct LabFormatter(PrettyFormatter<'static>);
 
-fn push_string(out: &mut String, s: &str) {
-    out.push('"');
-    for ch in s.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
+impl Formatter for LabFormatter {
+    fn write_f64<W: ?Sized + Write>(&mut self, w: &mut W, value: f64) -> io::Result<()> {
+        write!(w, "{value}")
     }
-    out.push('"');
+
+    fn write_char_escape<W: ?Sized + Write>(&mut self, w: &mut W, escape: CharEscape) -> io::Result<()> {
+        let control = match escape {
+            CharEscape::Quote => return w.write_all(b"\\\""),
+            CharEscape::ReverseSolidus => return w.write_all(b"\\\\"),
+            CharEscape::LineFeed => return w.write_all(b"\\n"),
+            CharEscape::Solidus => return w.write_all(b"/"),
+            CharEscape::Backspace => 0x08,
+            CharEscape::Tab => 0x09,
+            CharEscape::FormFeed => 0x0c,
+            CharEscape::CarriageReturn => 0x0d,
+            CharEscape::AsciiControl(byte) => byte,
+        };
+        write!(w, "\\u{control:04x}")
+    }
+
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_array(w)
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_array(w)
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+
+    fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_array_value(w)
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_object(w)
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object(w)
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object_value(w)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    #[derive(serde::Serialize)]
+    struct Sample {
+        b: &'static str,
+        a: u64,
+        list: (u64, Inner),
+        empty: Fields<&'static str, u64>,
+        none: Vec<u64>,
+    }
+
+    #[derive(serde::Serialize)]
+    struct Inner {
+        f: f64,
+    }
+
     #[test]
-    fn nested_output_is_valid_and_ordered() {
-        let mut w = JsonWriter::new();
-        w.begin_object();
-        w.field_str("b", "x\"y");
-        w.field_u64("a", 1);
-        w.field_array("list");
-        w.element_u64(2);
-        w.element_object();
-        w.field_f64("f", 0.5);
-        w.end_object();
-        w.end_array();
-        w.field_object("empty");
-        w.end_object();
-        w.end_object();
-        let text = w.finish();
+    fn nested_output_is_indented_and_ordered() {
+        let text =
+            to_text(&Sample { b: "x\"y", a: 1, list: (2, Inner { f: 0.5 }), empty: Fields(vec![]), none: vec![] });
+        let expected =
+            "{\n  \"b\": \"x\\\"y\",\n  \"a\": 1,\n  \"list\": [\n    2,\n    {\n      \"f\": 0.5\n    }\n  ],\n  \
+                        \"empty\": {},\n  \"none\": []\n}\n";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn numbers_and_escapes_are_the_labs() {
+        let reals = [1.0, 0.1, 1e8, 1e21, 1.5e-7, -0.0, f64::NAN, f64::INFINITY, 2.0f64.powi(70)];
+        let text = to_text(&reals[..]);
         let compact: String = text.split_whitespace().collect();
-        assert_eq!(compact, r#"{"b":"x\"y","a":1,"list":[2,{"f":0.5}],"empty":{}}"#);
+        assert_eq!(compact, "[1,0.1,100000000,1000000000000000000000,0.00000015,-0,null,null,1180591620717411300000]");
+        assert_eq!(to_text(&[u64::MAX]).split_whitespace().collect::<String>(), "[18446744073709551615]");
+        assert_eq!(to_text("a\tb\nc\\d/\u{1}\r\u{7f}é"), "\"a\\u0009b\\nc\\\\d/\\u0001\\u000d\u{7f}é\"\n");
+    }
+
+    #[test]
+    fn fields_keep_their_order() {
+        let text = to_text(&Fields(vec![("z", 1.5), ("a", 2.0)]));
+        assert_eq!(text, "{\n  \"z\": 1.5,\n  \"a\": 2\n}\n");
     }
 }

@@ -1,10 +1,11 @@
 //! stats.json (schema manylab-stats/2) and the short summary printed on stderr.
 
 use crate::args::Config;
-use crate::json::JsonWriter;
-use crate::params::Params;
-use crate::stats::{in_summary, Stats};
+use crate::json::{self, Fields};
+use crate::params::{Params, LINE_BYTES};
+use crate::stats::{in_summary, FuncCtr, HotLine, Slot, Stats};
 use crate::symbols::Symbols;
+use serde::Serialize;
 
 /// 2: `time.*` statistics, `mem.*.service_ns` (was `time_ns`), `mem.*.dirty_at_end`, per-function
 /// `stall_cycles`, per-region `time.vcpus`; since the causal clock also `time.wait`, per-vCPU,
@@ -13,11 +14,12 @@ use crate::symbols::Symbols;
 pub const SCHEMA: &str = "manylab-stats/2";
 
 /// How the vCPUs took turns: the quantum switch's settings and what it did.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Interleave {
     pub quantum: u64,
     pub quantum_shared: u64,
     /// "instructions" or "cycles" (empty in tests = instructions).
+    #[serde(serialize_with = "instructions_if_empty")]
     pub quantum_unit: &'static str,
     /// The turn length while no region was open (0: QEMU's own slices there).
     pub quantum_outside: u64,
@@ -44,103 +46,299 @@ pub struct RunInfo<'a> {
     pub model_lock: &'static str,
 }
 
+fn instructions_if_empty<S: serde::Serializer>(unit: &&'static str, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(if unit.is_empty() { "instructions" } else { unit })
+}
+
 pub fn stats_json(run: &RunInfo, stats: &Stats, syms: &Symbols) -> String {
-    let mut w = JsonWriter::new();
-    w.begin_object();
-    w.field_str("schema", SCHEMA);
-    w.field_object("tool");
-    w.field_str("name", "manylab-plugin");
-    w.field_str("version", env!("CARGO_PKG_VERSION"));
-    w.end_object();
+    let file = StatsFile {
+        schema: SCHEMA,
+        tool: Tool { name: "manylab-plugin", version: env!("CARGO_PKG_VERSION") },
+        params: RunParams::of(run),
+        run: RunSection {
+            wall_s: run.wall_s,
+            markers: run.markers,
+            directory_lines: run.directory_lines,
+            model_lock: run.model_lock,
+            determinism: "counts are a function of the guest's access order: repeatable under single-threaded TCG \
+                          for the same execution; under multi-threaded TCG the model is serialised by one lock and \
+                          the interleaving (hence the counts) varies from run to run",
+        },
+        interleave: run.interleave,
+        regions: Fields(
+            stats.slots.iter().map(|slot| (slot.name.as_str(), SlotReport::of(slot, run.params, syms))).collect(),
+        ),
+        summary: Fields(
+            stats
+                .slots
+                .iter()
+                .flat_map(|slot| {
+                    slot.scalars(run.params)
+                        .into_iter()
+                        .filter(|(name, _)| in_summary(name))
+                        .map(|(name, value)| (format!("{}.{name}", slot.name), value))
+                })
+                .collect(),
+        ),
+    };
+    json::to_text(&file)
+}
 
-    w.field_object("params");
-    w.field_str("mode", run.config.mode.name());
-    w.field_bool("checker", run.config.checker);
-    w.field_str("roi", run.config.roi.name());
-    w.field_bool("clock.causal", run.config.causal);
-    w.field_f64("clock.lax_cycles", run.config.lax_cycles(run.params.timing.cpi).unwrap_or(0.0));
-    w.field_str("target", run.target);
-    w.field_u64("vcpus", run.vcpus as u64);
-    w.field_u64("max_vcpus", run.max_vcpus as u64);
-    w.field_str("sysmap", run.config.sysmap.as_deref().unwrap_or(""));
-    w.field_u64("sysmap.functions", run.n_symbols as u64);
-    w.field_array("mem");
-    for (i, r) in run.config.mem.iter().enumerate() {
-        w.element_object();
-        w.field_str("kind", r.kind.name());
-        w.field_str("start", &format!("{:#x}", r.start));
-        w.field_str("size", &format!("{:#x}", r.size));
-        if let Some(node) = run.config.mem_nodes.get(i).copied().flatten() {
-            w.field_u64("node", node as u64);
+// The shape of stats.json: field order is output order; README.md "stats.json" describes it.
+
+#[derive(Serialize)]
+struct StatsFile<'a> {
+    schema: &'static str,
+    tool: Tool,
+    params: RunParams<'a>,
+    run: RunSection,
+    interleave: Interleave,
+    regions: Fields<&'a str, SlotReport<'a>>,
+    summary: Fields<String, f64>,
+}
+
+#[derive(Serialize)]
+struct Tool {
+    name: &'static str,
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+struct RunParams<'a> {
+    mode: &'static str,
+    checker: bool,
+    roi: &'static str,
+    #[serde(rename = "clock.causal")]
+    clock_causal: bool,
+    #[serde(rename = "clock.lax_cycles")]
+    clock_lax_cycles: f64,
+    target: &'a str,
+    vcpus: usize,
+    max_vcpus: usize,
+    sysmap: &'a str,
+    #[serde(rename = "sysmap.functions")]
+    sysmap_functions: usize,
+    mem: Vec<MemRangeReport>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    node_cpus: Vec<NodeCpus<'a>>,
+    #[serde(rename = "mem.default")]
+    mem_default: &'static str,
+    machine: &'a Params,
+}
+
+impl<'a> RunParams<'a> {
+    fn of(run: &RunInfo<'a>) -> RunParams<'a> {
+        let cfg = run.config;
+        RunParams {
+            mode: cfg.mode.name(),
+            checker: cfg.checker,
+            roi: cfg.roi.name(),
+            clock_causal: cfg.causal,
+            clock_lax_cycles: cfg.lax_cycles(run.params.timing.cpi).unwrap_or(0.0),
+            target: run.target,
+            vcpus: run.vcpus,
+            max_vcpus: run.max_vcpus,
+            sysmap: cfg.sysmap.as_deref().unwrap_or(""),
+            sysmap_functions: run.n_symbols,
+            mem: cfg
+                .mem
+                .iter()
+                .enumerate()
+                .map(|(i, r)| MemRangeReport {
+                    kind: r.kind.name(),
+                    start: format!("{:#x}", r.start),
+                    size: format!("{:#x}", r.size),
+                    node: cfg.mem_nodes.get(i).copied().flatten(),
+                })
+                .collect(),
+            node_cpus: cfg.node_cpus.iter().map(|(node, cpus)| NodeCpus { node: *node, cpus }).collect(),
+            mem_default: "dram",
+            machine: run.params,
         }
-        w.end_object();
     }
-    w.end_array();
-    if !run.config.node_cpus.is_empty() {
-        w.field_array("node_cpus");
-        for (node, cpus) in &run.config.node_cpus {
-            w.element_object();
-            w.field_u64("node", *node as u64);
-            w.field_array("cpus");
-            for &cpu in cpus {
-                w.element_u64(cpu as u64);
+}
+
+#[derive(Serialize)]
+struct MemRangeReport {
+    kind: &'static str,
+    start: String,
+    size: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node: Option<u32>,
+}
+
+/// `node_cpus=` as given: a NUMA node and its vCPUs.
+#[derive(Serialize)]
+struct NodeCpus<'a> {
+    node: u32,
+    cpus: &'a [usize],
+}
+
+#[derive(Serialize)]
+struct RunSection {
+    wall_s: f64,
+    markers: u64,
+    #[serde(rename = "directory.lines")]
+    directory_lines: usize,
+    #[serde(rename = "model.lock")]
+    model_lock: &'static str,
+    determinism: &'static str,
+}
+
+/// One statistics slot ("total", "roi", a region or phase).
+#[derive(Serialize)]
+struct SlotReport<'a> {
+    entered: u64,
+    #[serde(rename = "host.wall_s")]
+    host_wall_s: f64,
+    #[serde(rename = "host.cpu_s")]
+    host_cpu_s: f64,
+    stats: Fields<String, f64>,
+    #[serde(rename = "pcm.wear")]
+    pcm_wear: PcmWear,
+    hot_lines: Vec<HotLineReport>,
+    functions: Vec<FunctionReport<'a>>,
+    #[serde(rename = "time.vcpus")]
+    time_vcpus: Vec<VcpuReport>,
+}
+
+#[derive(Serialize)]
+struct PcmWear {
+    histogram_buckets: &'static str,
+    histogram: Vec<u64>,
+}
+
+#[derive(Serialize)]
+struct HotLineReport {
+    paddr: String,
+    vaddr: String,
+    symbol: String,
+    #[serde(rename = "coh.msgs")]
+    coh_msgs: u64,
+    #[serde(rename = "coh.invalidations")]
+    coh_invalidations: u64,
+    wait_cycles: f64,
+}
+
+#[derive(Serialize)]
+struct FunctionReport<'a> {
+    name: &'a str,
+    insts: u64,
+    #[serde(rename = "l1d.misses")]
+    l1d_misses: u64,
+    #[serde(rename = "l2.misses")]
+    l2_misses: u64,
+    #[serde(rename = "coh.msgs")]
+    coh_msgs: u64,
+    #[serde(rename = "coh.invalidations")]
+    coh_invalidations: u64,
+    stall_cycles: u64,
+    base_cycles: f64,
+    wait_cycles: u64,
+    cycles: f64,
+}
+
+#[derive(Serialize)]
+struct VcpuReport {
+    vcpu: usize,
+    insts: u64,
+    stall_cycles: u64,
+    idle_cycles: f64,
+    smt_cycles: f64,
+    wait_cycles: f64,
+    cycles: f64,
+}
+
+impl<'a> SlotReport<'a> {
+    fn of(slot: &Slot, p: &Params, syms: &'a Symbols) -> SlotReport<'a> {
+        SlotReport {
+            entered: slot.entered,
+            host_wall_s: slot.host_wall_s,
+            host_cpu_s: slot.host_cpu_s,
+            stats: Fields(slot.scalars(p)),
+            pcm_wear: pcm_wear(slot),
+            hot_lines: hot_lines(slot, p, syms),
+            functions: functions(slot, p, syms),
+            time_vcpus: slot
+                .vcpu_cycles(p)
+                .into_iter()
+                .enumerate()
+                .map(|(vcpu, c)| VcpuReport {
+                    vcpu,
+                    insts: c.insts,
+                    stall_cycles: c.stall,
+                    idle_cycles: c.idle,
+                    smt_cycles: c.smt,
+                    wait_cycles: c.wait,
+                    cycles: c.cycles,
+                })
+                .collect(),
+        }
+    }
+}
+
+fn pcm_wear(slot: &Slot) -> PcmWear {
+    let mut histogram = [0u64; 33];
+    for &n in slot.pcm_line_writes.values() {
+        histogram[(32 - n.leading_zeros()) as usize] += 1;
+    }
+    let used = histogram.iter().rposition(|&n| n > 0).map_or(0, |i| i + 1);
+    PcmWear {
+        histogram_buckets: "bucket b counts lines written [2^(b-1), 2^b) times; b=1 is exactly once",
+        histogram: histogram[..used].to_vec(),
+    }
+}
+
+/// The `hot_lines` lines with the most coherence messages (ties: lower address first).
+fn hot_lines(slot: &Slot, p: &Params, syms: &Symbols) -> Vec<HotLineReport> {
+    let mut lines: Vec<(&u64, &HotLine)> = slot.hot_lines.iter().collect();
+    lines.sort_by(|a, b| b.1.coh_msgs.cmp(&a.1.coh_msgs).then(a.0.cmp(b.0)));
+    lines
+        .into_iter()
+        .take(p.hot_lines as usize)
+        .map(|(&line, hot)| HotLineReport {
+            paddr: format!("{:#x}", line * LINE_BYTES),
+            vaddr: format!("{:#x}", hot.last_vaddr & !(LINE_BYTES - 1)),
+            symbol: syms.data_name(hot.last_vaddr).unwrap_or_default(),
+            coh_msgs: hot.coh_msgs,
+            coh_invalidations: hot.invalidations,
+            wait_cycles: hot.wait_cycles,
+        })
+        .collect()
+}
+
+/// The `hot_functions` functions with the most L1D misses plus coherence messages (ties: more
+/// instructions, then lower id first).
+fn functions<'a>(slot: &Slot, p: &Params, syms: &'a Symbols) -> Vec<FunctionReport<'a>> {
+    let mut ids: Vec<usize> =
+        (0..slot.funcs.len()).filter(|&i| slot.func_insts[i] > 0 || slot.funcs[i].iter().any(|&n| n > 0)).collect();
+    ids.sort_by(|&a, &b| {
+        let key = |i: usize| {
+            (slot.funcs[i][FuncCtr::L1dMisses as usize] + slot.funcs[i][FuncCtr::CohMsgs as usize], slot.func_insts[i])
+        };
+        key(b).cmp(&key(a)).then(a.cmp(&b))
+    });
+    ids.into_iter()
+        .take(p.hot_functions as usize)
+        .map(|i| {
+            let f = &slot.funcs[i];
+            let stall = f[FuncCtr::StallCycles as usize];
+            let wait = f[FuncCtr::WaitCycles as usize];
+            let base = slot.func_insts[i] as f64 * p.timing.cpi + f[FuncCtr::SmtCycles as usize] as f64;
+            FunctionReport {
+                name: syms.name(i as u32),
+                insts: slot.func_insts[i],
+                l1d_misses: f[FuncCtr::L1dMisses as usize],
+                l2_misses: f[FuncCtr::L2Misses as usize],
+                coh_msgs: f[FuncCtr::CohMsgs as usize],
+                coh_invalidations: f[FuncCtr::Invalidations as usize],
+                stall_cycles: stall,
+                base_cycles: base,
+                wait_cycles: wait,
+                cycles: base + stall as f64 / p.timing.mlp + wait as f64,
             }
-            w.end_array();
-            w.end_object();
-        }
-        w.end_array();
-    }
-    w.field_str("mem.default", "dram");
-    w.field_key("machine");
-    run.params.write_json(&mut w);
-    w.end_object();
-
-    w.field_object("run");
-    w.field_f64("wall_s", run.wall_s);
-    w.field_u64("markers", run.markers);
-    w.field_u64("directory.lines", run.directory_lines as u64);
-    w.field_str("model.lock", run.model_lock);
-    w.field_str(
-        "determinism",
-        "counts are a function of the guest's access order: repeatable under single-threaded TCG \
-         for the same execution; under multi-threaded TCG the model is serialised by one lock and \
-         the interleaving (hence the counts) varies from run to run",
-    );
-    w.end_object();
-
-    w.field_object("interleave");
-    w.field_u64("quantum", run.interleave.quantum);
-    w.field_u64("quantum_shared", run.interleave.quantum_shared);
-    w.field_str(
-        "quantum_unit",
-        if run.interleave.quantum_unit.is_empty() { "instructions" } else { run.interleave.quantum_unit },
-    );
-    w.field_u64("quantum_outside", run.interleave.quantum_outside);
-    w.field_u64("phase_seed", run.interleave.phase_seed);
-    w.field_u64("switches", run.interleave.switches);
-    w.field_u64("switches_outside", run.interleave.switches_outside);
-    w.field_u64("short_turns", run.interleave.short_turns);
-    w.field_bool("icount", run.interleave.icount);
-    w.end_object();
-
-    w.field_object("regions");
-    for slot in &stats.slots {
-        w.field_key(&slot.name);
-        slot.write_json(&mut w, run.params, syms);
-    }
-    w.end_object();
-
-    w.field_object("summary");
-    for slot in &stats.slots {
-        for (name, value) in slot.scalars(run.params) {
-            if in_summary(&name) {
-                w.field_f64(&format!("{}.{name}", slot.name), value);
-            }
-        }
-    }
-    w.end_object();
-    w.end_object();
-    w.finish()
+        })
+        .collect()
 }
 
 pub fn human_summary(run: &RunInfo, stats: &Stats) -> String {

@@ -1,11 +1,10 @@
-//! Counters, kept per statistics slot ("total", "roi", other regions and phases), and their
-//! JSON form. Every event goes to all active slots; slot 0 ("total") is always active.
+//! Counters, kept per statistics slot ("total", "roi", other regions and phases), and the
+//! scalar statistics derived from them (`report.rs` writes them as stats.json). Every event
+//! goes to all active slots; slot 0 ("total") is always active.
 
 use crate::directory::LineMap;
-use crate::json::JsonWriter;
 use crate::memory::{DeviceKind, DEVICE_KINDS};
 use crate::params::{Params, LINE_BYTES};
-use crate::symbols::Symbols;
 
 macro_rules! counters {
     ($($variant:ident => $name:literal,)*) => {
@@ -372,93 +371,6 @@ impl Slot {
         for (i, name) in CAUSE_NAMES.iter().enumerate() {
             out.push((format!("time.stall.{name}"), self.stall[i] as f64));
         }
-    }
-
-    pub fn write_json(&self, w: &mut JsonWriter, p: &Params, syms: &Symbols) {
-        w.begin_object();
-        w.field_u64("entered", self.entered);
-        w.field_f64("host.wall_s", self.host_wall_s);
-        w.field_f64("host.cpu_s", self.host_cpu_s);
-        w.field_object("stats");
-        for (name, value) in self.scalars(p) {
-            w.field_f64(&name, value);
-        }
-        w.end_object();
-
-        w.field_object("pcm.wear");
-        let mut histogram = [0u64; 33];
-        for &n in self.pcm_line_writes.values() {
-            histogram[(32 - n.leading_zeros()) as usize] += 1;
-        }
-        let used = histogram.iter().rposition(|&n| n > 0).map_or(0, |i| i + 1);
-        w.field_str("histogram_buckets", "bucket b counts lines written [2^(b-1), 2^b) times; b=1 is exactly once");
-        w.field_array("histogram");
-        for &n in &histogram[..used] {
-            w.element_u64(n);
-        }
-        w.end_array();
-        w.end_object();
-
-        w.field_array("hot_lines");
-        let mut lines: Vec<(&u64, &HotLine)> = self.hot_lines.iter().collect();
-        lines.sort_by(|a, b| b.1.coh_msgs.cmp(&a.1.coh_msgs).then(a.0.cmp(b.0)));
-        for (&line, hot) in lines.into_iter().take(p.hot_lines as usize) {
-            w.element_object();
-            w.field_str("paddr", &format!("{:#x}", line * LINE_BYTES));
-            w.field_str("vaddr", &format!("{:#x}", hot.last_vaddr & !(LINE_BYTES - 1)));
-            w.field_str("symbol", &syms.data_name(hot.last_vaddr).unwrap_or_default());
-            w.field_u64("coh.msgs", hot.coh_msgs);
-            w.field_u64("coh.invalidations", hot.invalidations);
-            w.field_f64("wait_cycles", hot.wait_cycles);
-            w.end_object();
-        }
-        w.end_array();
-
-        w.field_array("functions");
-        let mut ids: Vec<usize> =
-            (0..self.funcs.len()).filter(|&i| self.func_insts[i] > 0 || self.funcs[i].iter().any(|&n| n > 0)).collect();
-        ids.sort_by(|&a, &b| {
-            let key = |i: usize| {
-                (
-                    self.funcs[i][FuncCtr::L1dMisses as usize] + self.funcs[i][FuncCtr::CohMsgs as usize],
-                    self.func_insts[i],
-                )
-            };
-            key(b).cmp(&key(a)).then(a.cmp(&b))
-        });
-        for i in ids.into_iter().take(p.hot_functions as usize) {
-            w.element_object();
-            w.field_str("name", syms.name(i as u32));
-            w.field_u64("insts", self.func_insts[i]);
-            w.field_u64("l1d.misses", self.funcs[i][FuncCtr::L1dMisses as usize]);
-            w.field_u64("l2.misses", self.funcs[i][FuncCtr::L2Misses as usize]);
-            w.field_u64("coh.msgs", self.funcs[i][FuncCtr::CohMsgs as usize]);
-            w.field_u64("coh.invalidations", self.funcs[i][FuncCtr::Invalidations as usize]);
-            let stall = self.funcs[i][FuncCtr::StallCycles as usize];
-            let wait = self.funcs[i][FuncCtr::WaitCycles as usize];
-            let base = self.func_insts[i] as f64 * p.timing.cpi + self.funcs[i][FuncCtr::SmtCycles as usize] as f64;
-            w.field_u64("stall_cycles", stall);
-            w.field_f64("base_cycles", base);
-            w.field_u64("wait_cycles", wait);
-            w.field_f64("cycles", base + stall as f64 / p.timing.mlp + wait as f64);
-            w.end_object();
-        }
-        w.end_array();
-
-        w.field_array("time.vcpus");
-        for (v, c) in self.vcpu_cycles(p).into_iter().enumerate() {
-            w.element_object();
-            w.field_u64("vcpu", v as u64);
-            w.field_u64("insts", c.insts);
-            w.field_u64("stall_cycles", c.stall);
-            w.field_f64("idle_cycles", c.idle);
-            w.field_f64("smt_cycles", c.smt);
-            w.field_f64("wait_cycles", c.wait);
-            w.field_f64("cycles", c.cycles);
-            w.end_object();
-        }
-        w.end_array();
-        w.end_object();
     }
 }
 

@@ -3,7 +3,8 @@
 use crate::args::{self, Config, Mode};
 use crate::coherence::Machine;
 use crate::memory::{DeviceKind, MemRange, MemoryMap};
-use crate::params::{preset, Params, LINE_BYTES};
+use crate::params::{Params, LINE_BYTES};
+use crate::presets::preset;
 use crate::report::{self, RunInfo};
 use crate::roi::{Marker, MarkerOp, Regions, Sample};
 use crate::stats::{Ctr, Msg, Slot, TOTAL};
@@ -817,7 +818,7 @@ fn timing_off_counts_no_stall_and_changes_no_other_statistic() {
 #[test]
 #[ignore]
 fn preset_latencies() {
-    for name in crate::params::PRESETS {
+    for name in crate::presets::PRESETS {
         let p = preset(name).unwrap();
         let cores = p.n_cores();
         let cpt = p.cores_per_tile as usize;
@@ -1342,4 +1343,73 @@ fn a_sibling_that_idled_before_the_region_leaves_the_core_to_the_other() {
     assert_eq!(m.smt_block(0, 100, 1, false, true), 0.0);
     assert_eq!(m.smt_block(4, 10, 2, false, true), 2.5);
     assert_eq!(m.smt_block(0, 100, 1, false, true), 25.0);
+}
+
+/// What writing stats.json costs for a large stats object (64 vCPUs, 4 slots, 2,000 hot lines
+/// and 2,000 functions listed per slot): `cargo test --release -- --ignored --nocapture
+/// stats_json_write_time`.
+#[test]
+#[ignore]
+fn stats_json_write_time() {
+    let mut map = String::new();
+    for i in 0..20_000u64 {
+        map.push_str(&format!("{:016x} T function_{i}\n", 0xffff_ffff_8100_0000u64 + i * 64));
+        map.push_str(&format!("{:016x} D object_{i}\n", 0xffff_ffff_8200_0000u64 + i * 4096));
+    }
+    let syms = Symbols::parse(&map).unwrap();
+    let mut params = preset("knl-64").unwrap();
+    params.set("hot_lines", "2000").unwrap();
+    params.set("hot_functions", "2000").unwrap();
+    let cfg = args::parse(&["preset=knl-64", "mode=full"]).unwrap();
+    let mut m = Machine::new(params.clone(), 64, MemoryMap::new(vec![]).unwrap(), syms.n_ids(), false);
+    let mut regions = Regions::new(false);
+    let mut x = 12345u64;
+    for phase in 0..3u8 {
+        if phase > 0 {
+            regions.apply(&mut m.stats, Marker { op: MarkerOp::Begin, arg: phase }, &Sample::default);
+        }
+        for i in 0..400_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let vcpu = (i / 64 % 64) as usize;
+            let addr = if x.is_multiple_of(10) { x % (64 << 20) } else { (vcpu as u64) << 20 | (x % 65536) };
+            let vaddr = 0xffff_ffff_8200_0000u64 + (x % (20_000 * 4096));
+            m.access(vcpu, addr & !7, vaddr, 8, x & 4 == 0, (x % 20_000) as u32);
+        }
+    }
+    regions.finish(&mut m.stats, &Sample::default);
+    let run = RunInfo {
+        config: &cfg,
+        interleave: report::Interleave::default(),
+        params: &params,
+        target: "bench",
+        vcpus: 64,
+        max_vcpus: 64,
+        wall_s: 1.25,
+        markers: regions.markers_seen,
+        directory_lines: m.dir.len(),
+        n_symbols: syms.n_ids() - 2,
+        model_lock: "none",
+    };
+    let mut times = Vec::new();
+    let mut text = String::new();
+    for _ in 0..21 {
+        let t0 = thread_cpu_s();
+        text = report::stats_json(&run, &m.stats, &syms);
+        times.push(thread_cpu_s() - t0);
+    }
+    times.sort_by(f64::total_cmp);
+    eprintln!(
+        "stats.json: {} bytes, {} slots; write time (thread CPU) median {:.2} ms (min {:.2}, max {:.2}) over {} writes",
+        text.len(),
+        m.stats.slots.len(),
+        times[times.len() / 2] * 1e3,
+        times[0] * 1e3,
+        times[times.len() - 1] * 1e3,
+        times.len()
+    );
+    if let Ok(out) = std::env::var("MANYLAB_BENCH_OUT") {
+        std::fs::write(out, &text).unwrap();
+    }
 }

@@ -243,7 +243,7 @@ impl Topology {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::preset;
+    use crate::presets::preset;
 
     #[test]
     fn knl_layout_has_32_tiles_8_per_quadrant() {

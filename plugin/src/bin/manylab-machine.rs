@@ -9,8 +9,14 @@ mod json;
 #[path = "../memory.rs"]
 mod memory;
 #[allow(dead_code)]
+#[path = "../param_keys.rs"]
+mod param_keys;
+#[allow(dead_code)]
 #[path = "../params.rs"]
 mod params;
+#[allow(dead_code)]
+#[path = "../presets.rs"]
+mod presets;
 #[allow(dead_code)]
 #[path = "../topology.rs"]
 mod topology;
@@ -23,7 +29,7 @@ use std::process::ExitCode;
 fn run(args: &[String]) -> Result<String, String> {
     let usage = "usage: manylab-machine PRESET [--vcpus N] [--set KEY=VALUE]...";
     let name = args.first().ok_or(usage)?;
-    let mut p = params::preset(name)?;
+    let mut p = presets::preset(name)?;
     let mut vcpus = 1usize;
     let mut rest = args[1..].iter();
     while let Some(flag) = rest.next() {
