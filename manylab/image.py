@@ -4,6 +4,9 @@ The same root tree becomes `initramfs.cpio` (QEMU) and `rootfs.ext2` (gem5, or Q
 disk root). Artifacts are cached under `<cache>/images/<key>/` keyed by every input's bytes.
 Which workloads, tools, flags and applets go in comes from buildroot-external/image-contents.txt
 (manylab/image_contents.py), which the Buildroot package of the same tree installs too.
+The same file's optional bundles (Debian packages' dynamic programs with their libraries and
+loader, manylab/image_packages.py) go only into the images of points whose workload asks for
+them (manylab/workloads.py `bundles`); an image without bundles has the key it always had.
 
 With MANYLAB_IMAGE set to a Buildroot `output/images` directory (or several, `:`-separated, one
 per arch), the lab boots that directory's `rootfs.cpio` (QEMU) or `rootfs.ext2` (gem5) instead
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import io
+import json
 import os
 import shutil
 import struct
@@ -22,11 +26,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from manylab import atomic, cpio, image_contents
+from manylab import atomic, cpio, image_contents, image_packages
 from manylab.atomic import file_lock
 from manylab.errors import LabError
 from manylab.hashing import sha256_bytes, sha256_file, sha256_file_cached, sha256_json
+from manylab.params import PointParams
 from manylab.paths import OVERLAY_DIR, REPO_ROOT, WORKLOADS_DIR, cache_root, require_tool
+from manylab.workloads import REGISTRY
 
 IMAGE_BUILDER_VERSION = 1
 ROOTFS_EXT2_MIB = 64
@@ -48,6 +54,7 @@ class ImageArtifacts:
     initramfs: Path
     rootfs_ext2: Path
     workloads: tuple[str, ...]
+    bundles: tuple[str, ...] = ()  # optional bundles it carries (image-contents.txt)
 
 
 def busybox_binary(arch: str) -> Path:
@@ -101,11 +108,32 @@ def overlay_files() -> list[Path]:
     return sorted(p for p in OVERLAY_DIR.rglob("*") if p.is_file())
 
 
-def image_key(arch: str) -> str:
+def bundles_for(point: PointParams) -> tuple[str, ...]:
+    """The optional bundles the point's image carries: those its workload asks for."""
+    return tuple(sorted(set(REGISTRY[point.workload.name].bundles)))
+
+
+def for_point(point: PointParams) -> ImageArtifacts:
+    """The root image a point boots: its arch's, with its workload's bundles."""
+    return build(point.machine.arch, bundles_for(point))
+
+
+def inputs_extras(art: ImageArtifacts) -> dict[str, object]:
+    """What inputs.json's image record adds for an image with bundles: per bundle its Debian
+    packages (name, version, sha256, the files each gave) and overlay files."""
+    if not art.bundles:
+        return {}
+    manifest = json.loads((art.directory / "manifest.json").read_text())
+    return {"bundles": manifest.get("bundles", {})}
+
+
+def image_key(arch: str, bundles: tuple[str, ...] = ()) -> str:
     external = external_image(arch)
     if external is not None:
+        _refuse_bundles(external, bundles)
         return external.key
     headers = sorted((WORKLOADS_DIR / "include").glob("*.h"))
+    extra = {"bundles": image_packages.key_inputs(arch, bundles)} if bundles else {}
     return sha256_json({
         "builder": IMAGE_BUILDER_VERSION,
         "arch": arch,
@@ -117,7 +145,15 @@ def image_key(arch: str) -> str:
         "compiler": subprocess.run([COMPILERS[arch], "--version"], capture_output=True,
                                    text=True, check=False).stdout.splitlines()[:1],
         "ext2_mib": ROOTFS_EXT2_MIB,
+        **extra,
     })[:20]
+
+
+def _refuse_bundles(external: ImageArtifacts, bundles: tuple[str, ...]) -> None:
+    if bundles:
+        raise LabError(f"{IMAGE_ENV}: {external.directory} is a Buildroot image, which carries "
+                       f"no optional bundle ({', '.join(bundles)}): unset {IMAGE_ENV} for "
+                       "points whose workload needs one (README, Buildroot)")
 
 
 def images_dir() -> Path:
@@ -126,34 +162,37 @@ def images_dir() -> Path:
     return path
 
 
-def _artifacts(directory: Path, key: str) -> ImageArtifacts:
+def _artifacts(directory: Path, key: str, bundles: tuple[str, ...]) -> ImageArtifacts:
     names = tuple(sorted(p.name for p in (directory / "bin").iterdir()))
     return ImageArtifacts(key, directory, directory / "initramfs.cpio",
-                          directory / "rootfs.ext2", names)
+                          directory / "rootfs.ext2", names, bundles)
 
 
-def build(arch: str) -> ImageArtifacts:
-    """Return the root image for arch, building it if its inputs changed."""
+def build(arch: str, bundles: tuple[str, ...] = ()) -> ImageArtifacts:
+    """Return the root image for arch with the optional bundles, building it if its inputs
+    changed."""
     if arch not in COMPILERS:
         raise LabError(f"unknown arch '{arch}': choose one of {', '.join(COMPILERS)}")
+    bundles = tuple(sorted(set(bundles)))
     external = external_image(arch)
     if external is not None:
+        _refuse_bundles(external, bundles)
         return external
-    key = image_key(arch)
+    key = image_key(arch, bundles)
     final = images_dir() / key
     if (final / "manifest.json").is_file():
-        return _artifacts(final, key)
+        return _artifacts(final, key, bundles)
     with file_lock(images_dir() / f"{key}.lock"):
         if (final / "manifest.json").is_file():
-            return _artifacts(final, key)
+            return _artifacts(final, key, bundles)
         staging = images_dir() / f".{key}.staging"
         shutil.rmtree(staging, ignore_errors=True)
         try:
-            _build_into(staging, arch, key)
+            _build_into(staging, arch, key, bundles)
             os.replace(staging, final)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    return _artifacts(final, key)
+    return _artifacts(final, key, bundles)
 
 
 def _populate_tree(tree: Path, arch: str, bin_dir: Path) -> None:
@@ -178,14 +217,16 @@ def _populate_tree(tree: Path, arch: str, bin_dir: Path) -> None:
         shutil.copy2(binary, tree / "manylab" / "bin" / binary.name)
 
 
-def _build_into(staging: Path, arch: str, key: str) -> None:
-    print(f"manylab: image {arch}: building (key {key})", file=sys.stderr)
+def _build_into(staging: Path, arch: str, key: str, bundles: tuple[str, ...] = ()) -> None:
+    with_bundles = f", with {', '.join(bundles)}" if bundles else ""
+    print(f"manylab: image {arch}: building (key {key}{with_bundles})", file=sys.stderr)
     bin_dir = staging / "bin"
     bin_dir.mkdir(parents=True)
     for source in workload_sources():
         compile_workload(source, arch, bin_dir / source.stem)
     tree = staging / "rootfs"
     _populate_tree(tree, arch, bin_dir)
+    installed = image_packages.install(tree, arch, bundles) if bundles else {}
     buffer = io.BytesIO()
     cpio.write(buffer, [*cpio.entries_from_tree(tree), cpio.console_node()])
     (staging / "initramfs.cpio").write_bytes(buffer.getvalue())
@@ -203,6 +244,7 @@ def _build_into(staging: Path, arch: str, key: str) -> None:
         "initramfs_sha256": sha256_bytes(buffer.getvalue()),
         "workloads": sorted(p.name for p in bin_dir.iterdir()),
         "busybox_sha256": sha256_file(busybox_binary(arch)),
+        **({"bundles": installed} if bundles else {}),
     })
 
 

@@ -54,8 +54,8 @@ def _kernel_key_now(request: kernel.KernelRequest) -> str:
 
 
 @functools.cache
-def _image_key_now(arch: str) -> str:
-    return image.image_key(arch)
+def _image_key_now(arch: str, bundles: tuple[str, ...] = ()) -> str:
+    return image.image_key(arch, bundles)
 
 
 def stale_input(point_dir: Path, point: PointParams) -> str | None:
@@ -69,7 +69,8 @@ def stale_input(point_dir: Path, point: PointParams) -> str | None:
         return tool
     if inputs.get("kernel", {}).get("key") != _kernel_key_now(kernel.request_for(point)):
         return "kernel"
-    if inputs.get("image", {}).get("key") != _image_key_now(point.machine.arch):
+    if inputs.get("image", {}).get("key") != _image_key_now(point.machine.arch,
+                                                            image.bundles_for(point)):
         return "root image"
     return None
 
@@ -140,14 +141,15 @@ def build_for(points: list[Point]) -> None:
     """Build every artifact the points need (kernels, root images, snapshots), once each,
     before any point runs."""
     kernels: dict[kernel.KernelRequest, kernel.KernelArtifacts] = {}
-    images: dict[str, image.ImageArtifacts] = {}
+    images: dict[tuple[str, tuple[str, ...]], image.ImageArtifacts] = {}
     tools_checked: set[tuple[str, bool]] = set()
     for point in points:
         request = kernel.request_for(point.config)
         if request not in kernels:
             kernels[request] = kernel.build(request)
-        if request.arch not in images:
-            images[request.arch] = image.build(request.arch)
+        wanted = (request.arch, image.bundles_for(point.config))
+        if wanted not in images:
+            images[wanted] = image.build(*wanted)
         backend = backends.of(point.config)
         tools = (backend.name, plugin.wanted(point.config))
         if tools not in tools_checked:
@@ -155,6 +157,6 @@ def build_for(points: list[Point]) -> None:
             backend.check_tools(point.config)
         if snapshot.wanted(point.config):
             try:
-                snapshot.ensure(point.config, kernels[request], images[request.arch])
+                snapshot.ensure(point.config, kernels[request], images[wanted])
             except snapshot.SnapshotFailed as error:
                 print(f"manylab: {error}: its points boot instead", file=sys.stderr)

@@ -33,6 +33,7 @@ class Workload:
     args: dict[str, Arg] = field(default_factory=dict)
     dir_option: str | None = "--dir"  # the option that receives the work directory
     marks_regions: bool = True  # opens and closes regions of interest (ROI markers)
+    bundles: tuple[str, ...] = ()  # optional image bundles it runs (image-contents.txt)
 
 
 SIZE_ARG = Arg((str, int), doc="bytes, K/M/G suffix allowed", size=True)
@@ -137,6 +138,41 @@ REGISTRY: dict[str, Workload] = {w.name: w for w in (
         "iterations": Arg(int), "warmup": Arg(int), "parent_anon": SIZE_ARG,
         "file_size": SIZE_ARG,
     }),
+    Workload("aim7", "AIM7-multiuser-like: users (processes) each running AIM7's shared "
+             "multiuser workfile mix (53 tests by weight) once; jobs per minute, JTI", {
+        "users": Arg(int, doc="users (AIM7 tasks), one process each ('{vcpus}' = one per "
+                     "vCPU; default: users_per_cpu per CPU, else one per CPU)"),
+        "users_per_cpu": Arg(int, doc="users per online CPU, when users is not given (the "
+                             "thesis grew users with cores)"),
+        "jobs": Arg(int, doc="nominal jobs per user, AIM7's LOADNUM (100: 97 jobs after "
+                    "AIM7's rounding of the weights)"),
+        "scale": Arg((int, float), doc="each job's size relative to AIM7's (loop counts, file "
+                     "blocks; 0.01 = a hundredth, rounded up or down at random)"),
+        "seed": Arg(int, doc="seed of each user's job order and random choices"),
+        "dirs": Arg(int, doc="data directories the users rotate over (default: one per CPU)"),
+    }),
+    Workload("lmproc", "lmbench-like process creation (lat_proc -P): fork+exit, fork+execve "
+             "or fork+/bin/sh -c in parallel copies; microseconds per operation, operations/s", {
+        "mode": Arg(str, ("fork", "exec", "shell")),
+        "parallel": Arg(int, doc="copies at once, lmbench's -P ('{vcpus}' = one per vCPU; "
+                        "default one per CPU)"),
+        "iterations": Arg(int, doc="timed iterations per copy"),
+        "warmup": Arg(int, doc="untimed iterations per copy before the start"),
+    }, dir_option=None),
+    Workload("smtpload", "Exim (Debian's exim4-daemon-light, MOSBENCH's configuration) "
+             "under SMTP load on the loopback: N clients x M messages, a fork per delivery, "
+             "per-user mailboxes checked after the run", {
+        "connections": Arg(int, doc="client processes, one SMTP connection each at a time "
+                           "('{vcpus}' = one per vCPU)"),
+        "messages": Arg(int, doc="messages each client sends"),
+        "size": SIZE_ARG,
+        "session": Arg(int, doc="messages per SMTP session before QUIT and a new connection "
+                       "(default 10, as MOSBENCH; 0 = one session)"),
+        "users": Arg(int, doc="recipients; client i mails user<i mod users> (default: one "
+                     "per client)"),
+        "pin": Arg(bool, doc="pin client i to CPU i mod CPUs"),
+        "drain_timeout": Arg(int, doc="seconds without a delivery before the drain gives up"),
+    }, bundles=("exim",)),
     Workload("shell", "a shell script run as is (for experiments and tests)", {
         "script": Arg(str, doc="shell text; $MANYLAB_WORKDIR is the work directory"),
     }, dir_option=None, marks_regions=False),

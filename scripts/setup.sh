@@ -59,14 +59,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   done
 fi
 
+# arm64 guests take Debian's arm64 packages (busybox-static, the image bundles' below): apt
+# needs the foreign architecture and its package lists, downloads only (nothing is installed).
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  echo "setup: adding the arm64 architecture to apt (downloads of arm64 packages)" >&2
+  $sudo_cmd dpkg --add-architecture arm64
+  $sudo_cmd apt-get update -q
+fi
+
 # The arm64 guest's busybox: Debian's busybox-static for arm64, unpacked by the image builder.
 cache="${MANYLAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/manylab}"
 if ! ls "$cache"/busybox/busybox-static_*_arm64.deb >/dev/null 2>&1; then
   echo "setup: downloading busybox-static:arm64" >&2
-  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-    $sudo_cmd dpkg --add-architecture arm64
-    $sudo_cmd apt-get update -q
-  fi
   mkdir -p "$cache/busybox"
   (cd "$cache/busybox" && apt-get download -q busybox-static:arm64)
 fi
@@ -78,6 +82,13 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/pip" install -q --upgrade pip >/dev/null
 "$venv/bin/pip" install -q -e "$here[dev]"
+
+# The image's optional bundles (buildroot-external/image-contents.txt: Debian's exim4-daemon-light
+# and its libraries, for the smtpload workload): their .debs for both arches into the cache, once;
+# the record written beside them keys the images (README "Optional bundles"). Not fatal: an image
+# that needs a bundle fetches it again when it is built.
+"$venv/bin/python" -m manylab.image_packages fetch >&2 ||
+  echo "setup: could not fetch the image bundles' Debian packages (smtpload images will retry)" >&2
 
 if [ "${1:-}" != "--no-rust" ]; then
   for crate in plugin pcmsim; do

@@ -105,7 +105,7 @@ def qemu_now(monkeypatch):
     monkeypatch.setattr(qemu, "binary", lambda arch: f"/usr/bin/qemu-{arch}")
     monkeypatch.setattr(qemu, "version", lambda path: QEMU_NOW)
     monkeypatch.setattr(runner, "_kernel_key_now", lambda request: KERNEL_NOW)
-    monkeypatch.setattr(runner, "_image_key_now", lambda arch: IMAGE_NOW)
+    monkeypatch.setattr(runner, "_image_key_now", lambda arch, bundles=(): IMAGE_NOW)
     monkeypatch.setattr(qemu_backend, "plugin_sha_now", lambda: PLUGIN_NOW)
 
 

@@ -63,9 +63,8 @@ GEM5 = Gem5Backend()
 def run_into(point_id: str, study: str, point: PointParams, staging: Path,
              inputs_base: dict[str, Any], timeout_s: float) -> dict[str, Any]:
     gem5 = command.binary(point)
-    arch = point.machine.arch
     kernel_artifacts = kernel.build(kernel.request_for(point))
-    image_artifacts = image.build(arch)
+    image_artifacts = image.for_point(point)
     description = prepare(point, kernel_artifacts, image_artifacts, staging)
     outdir = staging / "gem5"
     argv = command.argv(gem5, outdir, staging / "gem5-system.json")

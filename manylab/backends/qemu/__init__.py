@@ -31,8 +31,7 @@ class Artifacts:
 
 def build_artifacts(point: PointParams) -> Artifacts:
     library = plugin.library() if plugin.wanted(point) else None
-    return Artifacts(kernel.build(kernel.request_for(point)), image.build(point.machine.arch),
-                     library)
+    return Artifacts(kernel.build(kernel.request_for(point)), image.for_point(point), library)
 
 
 class QemuBackend:
