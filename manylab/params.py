@@ -134,6 +134,11 @@ class PluginParams:
     causal_lax: int = key(int, 0, check=not_negative,
                           doc="the causal clock's lax window in core cycles; 0 = one turn "
                               "(machine.quantum, x core.cpi for instruction turns)")
+    race: str = key(str, "off", choices=("off", "window", "lax"), stored_default="off",
+                    doc="the race rule: which stores that follow their own load of a shared "
+                        "line find it taken by another vCPU's store in between (off: none; "
+                        "window: that store's time lies between them on the modelled clock; "
+                        "lax: another vCPU stored it within the lax window)")
     nvmain_trace: bool = key(bool, False, doc="write the ROI's PCM requests as an NVMain "
                                               "trace to <point>/nvmain.trace (mode full)")
     set: Mapping[str, Any] = key(dict, {}, sweep=False, typed=MappingProxyType,

@@ -5,6 +5,7 @@ use crate::nvmain_trace::Select;
 use crate::params::Params;
 use crate::presets::preset;
 use crate::quantum::QuantumUnit;
+use crate::race::Race;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -80,6 +81,8 @@ pub struct Config {
     pub causal: bool,
     /// Its lax window in core cycles; `None`: one turn (`Config::lax_cycles`).
     pub causal_lax: Option<u64>,
+    /// The race rule (`race.rs`): which stores find their line taken away since their load.
+    pub race: Race,
     /// Write the memory-side requests of the regions as an NVMain trace to this file.
     pub nvmain_trace: Option<String>,
     /// Whose requests go into the NVMain trace.
@@ -87,7 +90,7 @@ pub struct Config {
 }
 
 pub const ARG_KEYS: &str =
-    "out, preset, sysmap, mode, checker, roi, mem, node_cpus, quantum, quantum_shared, quantum_unit, quantum_outside, phase_seed, causal, causal_lax, nvmain_trace, nvmain_device, set.<key>";
+    "out, preset, sysmap, mode, checker, roi, mem, node_cpus, quantum, quantum_shared, quantum_unit, quantum_outside, phase_seed, causal, causal_lax, race, nvmain_trace, nvmain_device, set.<key>";
 
 /// `<node>:<first>[-<last>]/<first>[-<last>]/...` (no commas: QEMU splits plugin args on them).
 fn parse_node_cpus(value: &str) -> Result<(u32, Vec<usize>), String> {
@@ -120,15 +123,18 @@ impl Config {
     /// inside the regions (instructions x `cpi` when turns count instructions), else
     /// `LAX_WITHOUT_TURNS`; `None` with the causal clock off.
     pub fn lax_cycles(&self, cpi: f64) -> Option<f64> {
-        if !self.causal {
-            return None;
-        }
-        Some(match (self.causal_lax, self.quantum, self.quantum_unit) {
+        self.causal.then(|| self.window_cycles(cpi))
+    }
+
+    /// The lax window in core cycles whether the causal clock is on or not (the race rule
+    /// uses it too): `causal_lax`, else one turn.
+    pub fn window_cycles(&self, cpi: f64) -> f64 {
+        match (self.causal_lax, self.quantum, self.quantum_unit) {
             (Some(lax), _, _) => lax as f64,
             (None, 0, _) => LAX_WITHOUT_TURNS,
             (None, q, QuantumUnit::Cycles) => q as f64,
             (None, q, QuantumUnit::Instructions) => q as f64 * cpi,
-        })
+        }
     }
 
     /// Whether the plugin ever makes a vCPU yield (and so needs the time-control handle).
@@ -171,6 +177,7 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
         phase_seed: 0,
         causal: true,
         causal_lax: None,
+        race: Race::Off,
         nvmain_trace: None,
         nvmain_device: Select::Device(DeviceKind::Pcm),
     };
@@ -214,6 +221,7 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
             "phase_seed" => cfg.phase_seed = count(key, value)?,
             "causal" => cfg.causal = on_off(key, value)?,
             "causal_lax" => cfg.causal_lax = Some(count(key, value)?),
+            "race" => cfg.race = Race::parse(value)?,
             "nvmain_trace" if value.is_empty() => cfg.nvmain_trace = None,
             "nvmain_trace" => cfg.nvmain_trace = Some(value.into()),
             "nvmain_device" => cfg.nvmain_device = Select::parse(value)?,
@@ -288,6 +296,17 @@ mod tests {
         assert_eq!(cfg.mem.len(), 2);
         let (p, _) = machine_params(&cfg, 4).unwrap();
         assert_eq!(p.l2.size_kib, 8);
+    }
+
+    #[test]
+    fn the_race_rule_is_off_unless_asked_and_has_the_lax_window_even_without_the_clock() {
+        assert_eq!(parse::<&str>(&[]).unwrap().race, Race::Off);
+        let cfg = parse(&["race=lax", "causal=off", "quantum=500", "quantum_unit=cycles"]).unwrap();
+        assert_eq!((cfg.race, cfg.lax_cycles(1.0), cfg.window_cycles(1.0)), (Race::Lax, None, 500.0));
+        let cfg = parse(&["race=window", "quantum=1000", "causal_lax=300"]).unwrap();
+        assert_eq!((cfg.race, cfg.lax_cycles(2.0), cfg.window_cycles(2.0)), (Race::Window, Some(300.0), 300.0));
+        assert_eq!(parse(&["quantum=1000"]).unwrap().window_cycles(2.0), 2000.0);
+        assert!(parse(&["race=on"]).unwrap_err().contains("for race: expected off, window or lax"));
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::memory::MemoryMap;
 use crate::memory::DEVICE_KINDS;
 use crate::nvmain_trace::NvmainTrace;
 use crate::params::{Params, Pos, Protocol, LINE_BYTES, LINE_SHIFT};
+use crate::race::Race;
 use crate::smt::SmtCores;
 use crate::stats::{add_at, Cause, Ctr, FuncCtr, Msg, Stats, HOT_L1D_HITS, HOT_LOADS, HOT_STORES};
 use crate::topology::{hops, LineRoute, Topology};
@@ -111,6 +112,15 @@ pub struct Machine {
     /// The causal clock's lax window (ns), `None` = off: a vCPU that obtains a line whose
     /// last store lies more than this ahead of its clock waits for it (README "Modelled time").
     pub causal_lax_ns: Option<f64>,
+    /// The race rule (`race.rs`, README "Modelled time"): which stores that follow their own
+    /// load of a shared line find it taken away in between. Needs the stores' stamps, which
+    /// are kept whenever the causal clock or this rule is on.
+    pub race: Race,
+    /// The lax window (ns) the race rule uses (the causal clock's, also with the clock off).
+    pub race_lax_ns: f64,
+    /// Per vCPU, the line its last load brought into its L1D (a miss), the modelled time of
+    /// that load and the clock generation: where the race rule's window starts.
+    last_load: Vec<(u64, f64, u32)>,
     /// Per vCPU, the base cycles its SMT siblings took from it (`smt.rs`) since the last restart.
     smt_cycles: Vec<f64>,
     /// Which hardware threads are busy per core (`None`: no core hosts two vCPUs).
@@ -216,6 +226,9 @@ impl Machine {
             idle_ns: Vec::new(),
             wait_ns: Vec::new(),
             causal_lax_ns: None,
+            race: Race::Off,
+            race_lax_ns: 0.0,
+            last_load: vec![(u64::MAX, 0.0, 0); vcpus],
             smt_cycles: Vec::new(),
             smt,
             clock_gen: 1,
@@ -311,7 +324,7 @@ impl Machine {
                 }
                 add_at(&mut self.clock_stall, vcpu, stall);
             }
-            if store && self.causal_lax_ns.is_some() && self.entry_slot != NO_ENTRY {
+            if store && (self.causal_lax_ns.is_some() || self.race != Race::Off) && self.entry_slot != NO_ENTRY {
                 self.causal_stamp(self.entry_slot);
             }
             self.flush_pending();
@@ -349,16 +362,21 @@ impl Machine {
                 self.entry_slot = self.l2[tile].word(s2) as usize;
                 return s1;
             }
-            self.stats.add(Ctr::L1dUpgrades, 1);
-            self.lat = self.params.timing.l2 as u64;
             let d = self.l2[tile].word(self.l2_slot(tile, line)) as usize;
-            self.entry_slot = d;
-            self.causal_wait(d);
-            let mut e = self.dir.entries[d];
-            self.make_writable(core, line, &mut e);
-            self.dir.entries[d] = e;
-            self.l1[core].set_state(s1, L1_M);
-            return s1;
+            if self.race == Race::Off || !self.lost_since_load(core, d) {
+                self.stats.add(Ctr::L1dUpgrades, 1);
+                self.lat = self.params.timing.l2 as u64;
+                self.entry_slot = d;
+                self.causal_wait(d);
+                let mut e = self.dir.entries[d];
+                self.make_writable(core, line, &mut e);
+                self.dir.entries[d] = e;
+                self.l1[core].set_state(s1, L1_M);
+                return s1;
+            }
+            // The race rule: another vCPU's store took the line since this vCPU loaded it, so
+            // the store misses and asks for the line again (below).
+            self.lose_to_writer(core, line, s1, d);
         }
 
         self.stats.add(Ctr::L1dMisses, 1);
@@ -371,7 +389,15 @@ impl Machine {
             None => self.dir.slot(line),
         };
         self.entry_slot = d;
-        self.causal_wait(d);
+        let waited = self.causal_wait(d);
+        if !store && self.race != Race::Off {
+            // A load that waited for the line's last store read it after that store: no race
+            // with it can follow (no record).
+            let record = if waited { (u64::MAX, 0.0, 0) } else { (line, self.clock_ns(self.vcpu), self.clock_gen) };
+            if let Some(slot) = self.last_load.get_mut(self.vcpu) {
+                *slot = record;
+            }
+        }
         let mut e = self.dir.entries[d];
         let kind = DirEntry::classify(e.l1_seen, e.l1_lost_to_coherence, core);
         self.stats.add(miss_counters(kind, true), 1);
@@ -462,6 +488,7 @@ impl Machine {
             }
             self.forget(sibling, line);
             self.stats.add(Ctr::L1dSiblingInvalidations, 1);
+            self.stats.add(Ctr::L1dInvalidations, 1);
             e.l1_lost_to_coherence |= bit(sibling);
         }
         let aux = self.l2[tile].aux(s2) & !siblings;
@@ -611,17 +638,97 @@ impl Machine {
     /// reached it earlier, so the clock moves up to that store's time and the gap is wait time,
     /// charged to the accessing function and to the line. Before the access's own controller
     /// bookings, which then happen at the moved clock.
-    fn causal_wait(&mut self, d: usize) {
-        let Some(lax) = self.causal_lax_ns else { return };
+    /// Returns whether the clock moved.
+    fn causal_wait(&mut self, d: usize) -> bool {
+        let Some(lax) = self.causal_lax_ns else { return false };
         let e = &self.dir.entries[d];
         if e.wgen != self.clock_gen || e.writer as usize == self.vcpu {
-            return;
+            return false;
         }
         let gap = e.wtime_ns - self.clock_ns(self.vcpu);
         if gap > lax {
             add_at(&mut self.wait_ns, self.vcpu, gap);
             self.stats.wait(self.vcpu, gap * self.params.timing.ghz, self.func, self.current_line);
+            return true;
         }
+        false
+    }
+
+    /// The race rule's test, at a store of `core` (this access's vCPU) to a line its L1D holds
+    /// shared (entry `d`): was the line last loaded by this vCPU (a miss, in this clock
+    /// generation), and does its last store, by a vCPU on another core, fall where `race`
+    /// says the line was taken away between that load and this store? The load's record is
+    /// used up either way.
+    fn lost_since_load(&mut self, core: usize, d: usize) -> bool {
+        let v = self.vcpu;
+        let Some(slot) = self.last_load.get_mut(v) else { return false };
+        let (line, loaded, gen) = std::mem::replace(slot, (u64::MAX, 0.0, 0));
+        let e = &self.dir.entries[d];
+        if line != self.current_line || gen != self.clock_gen || e.wgen != self.clock_gen || e.writer as usize == v {
+            return false;
+        }
+        let (stored, writer) = (e.wtime_ns, e.writer as usize);
+        if self.topo.vcpu_core.get(writer).is_some_and(|&c| c as usize == core) {
+            // An SMT sibling: the same L1D, so its store took nothing from this one.
+            return false;
+        }
+        self.race.lost(loaded, stored, self.clock_ns(v), self.race_lax_ns)
+    }
+
+    /// The race rule's consequence: the last writer's store, taken to have come after this
+    /// core's load, removed this core's copy of `line` (L1D slot `s1`, directory entry `d`).
+    /// A writer in the same tile removes only the L1D copy (a sibling invalidation); one in
+    /// another tile removes the tile's copy (an Inv from the home, the Inv-Ack to the writer),
+    /// and its tile, if it still shares the line, becomes the forwarder this core's coming
+    /// GetM is served by. The store then misses and asks again (`access_line`).
+    fn lose_to_writer(&mut self, core: usize, line: u64, s1: usize, d: usize) {
+        self.stats.add(Ctr::Races, 1);
+        let tile = self.topo.core_tile(core);
+        let writer = self.dir.entries[d].writer as usize;
+        let wcore = self.topo.vcpu_core[writer % self.topo.vcpu_core.len()] as usize;
+        let wtile = self.topo.core_tile(wcore);
+        let mut e = self.dir.entries[d];
+        if wtile == tile {
+            self.l1[core].remove(s1);
+            self.forget(core, line);
+            let s2 = self.l2_slot(tile, line);
+            let aux = self.l2[tile].aux(s2) & !(1u8 << self.local(core));
+            self.l2[tile].set_aux(s2, aux);
+            self.drop_private(tile, line, wcore);
+            self.stats.add(Ctr::L1dSiblingInvalidations, 1);
+            self.stats.add(Ctr::L1dInvalidations, 1);
+            e.l1_lost_to_coherence |= bit(core);
+        } else {
+            let r = self.line_route(line);
+            let (at, by) = (self.pos(tile), self.pos(wtile));
+            let dirty = matches!(self.l2[tile].state(self.l2_slot(tile, line)), T_M | T_O);
+            self.send(Msg::Inv, r.home_pos, at, line);
+            self.send(Msg::InvAck, at, by, line);
+            self.invalidate_tile(tile, line, &mut e);
+            e.sharers &= !bit(tile);
+            if e.owner == tile as u8 {
+                e.owner = NO_TILE;
+                // The writer's tile, if it still shares the line, forwards it now (dirty data
+                // stays on chip in an O copy under MOESIF); dirty data no tile keeps goes home.
+                let heir = (e.state == DirState::Shared && e.sharers & bit(wtile) != 0)
+                    .then(|| self.l2_slot(wtile, line))
+                    .filter(|&s2| self.l2[wtile].state(s2) == T_S);
+                let keep_dirty = dirty && self.moesif && heir.is_some();
+                if dirty && !keep_dirty {
+                    self.send(Msg::Wb, at, r.home_pos, line);
+                    self.absorb_writeback(line, r);
+                }
+                if let Some(s2) = heir {
+                    self.l2[wtile].set_state(s2, if keep_dirty { T_O } else { T_F });
+                    e.owner = wtile as u8;
+                }
+            }
+            if e.sharers == 0 {
+                e.state = DirState::Uncached;
+                e.owner = NO_TILE;
+            }
+        }
+        self.dir.entries[d] = e;
     }
 
     /// A store stamps its line (entry `d`) with the storing vCPU's clock after the access.
@@ -777,7 +884,8 @@ impl Machine {
     fn invalidate_tile(&mut self, x: usize, line: u64, entry: &mut DirEntry) {
         self.drop_private(x, line, usize::MAX);
         let s2 = self.l2_slot(x, line);
-        for local in bits(self.l2[x].aux(s2) as u128) {
+        let holders = self.l2[x].aux(s2);
+        for local in bits(holders as u128) {
             let core = self.tile_core(x, local);
             self.forget(core, line);
             if let Some(s1) = self.l1[core].find(line) {
@@ -785,6 +893,7 @@ impl Machine {
             }
             entry.l1_lost_to_coherence |= bit(core);
         }
+        self.stats.add(Ctr::L1dInvalidations, holders.count_ones() as u64);
         self.l2[x].remove(s2);
         entry.l2_lost_to_coherence |= bit(x);
         self.count_invalidation(line);

@@ -15,6 +15,7 @@ pub mod param_keys;
 pub mod params;
 pub mod presets;
 pub mod quantum;
+pub mod race;
 pub mod report;
 pub mod roi;
 pub mod running_vcpu;

@@ -102,6 +102,8 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
     if let Some(m) = machine.as_mut() {
         m.insts_of = Some(vcpu_insts);
         m.causal_lax_ns = config.lax_cycles(params.timing.cpi).map(|c| c / params.timing.ghz);
+        m.race = config.race;
+        m.race_lax_ns = config.window_cycles(params.timing.cpi) / params.timing.ghz;
     }
     if let (Some(path), Some(m)) = (&config.nvmain_trace, machine.as_mut()) {
         m.nvmain = Some(Box::new(NvmainTrace::create(path, config.nvmain_device, all_insts)?));

@@ -112,6 +112,8 @@ struct RunParams<'a> {
     clock_causal: bool,
     #[serde(rename = "clock.lax_cycles")]
     clock_lax_cycles: f64,
+    #[serde(rename = "clock.race")]
+    clock_race: &'static str,
     target: &'a str,
     vcpus: usize,
     max_vcpus: usize,
@@ -135,6 +137,7 @@ impl<'a> RunParams<'a> {
             roi: cfg.roi.name(),
             clock_causal: cfg.causal,
             clock_lax_cycles: cfg.lax_cycles(run.params.timing.cpi).unwrap_or(0.0),
+            clock_race: cfg.race.name(),
             target: run.target,
             vcpus: run.vcpus,
             max_vcpus: run.max_vcpus,

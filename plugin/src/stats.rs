@@ -47,6 +47,8 @@ counters! {
     LlcEvictions => "llc.evictions",
     LlcWritebacks => "llc.writebacks",
     Pl2Hits => "l2.private_hits",
+    L1dInvalidations => "l1d.invalidations",
+    Races => "coh.races",
 }
 
 pub const N_CTR: usize = CTR_NAMES.len();
@@ -410,6 +412,7 @@ pub const SUMMARY_KEYS: &[&str] = &[
     "l1d.misses.coherence",
     "l1d.upgrades",
     "l1d.writebacks",
+    "l1d.invalidations",
     "l2.accesses",
     "l2.hits",
     "l2.misses",
@@ -431,6 +434,7 @@ pub const SUMMARY_KEYS: &[&str] = &[
     "mem.bytes",
     "mem.queue.late",
     "coh.downgrades_to_o",
+    "coh.races",
     "mem.pcm.max_line_writes",
     "mem.pcm.lifetime_runs",
 ];

@@ -5,6 +5,7 @@ use crate::coherence::Machine;
 use crate::memory::{DeviceKind, MemRange, MemoryMap};
 use crate::params::{Params, LINE_BYTES};
 use crate::presets::preset;
+use crate::race::Race;
 use crate::report::{self, RunInfo};
 use crate::roi::{Marker, MarkerOp, Regions, Sample};
 use crate::stats::{Ctr, Msg, Slot, TOTAL};
@@ -299,6 +300,38 @@ proptest! {
             // Lines spread over a few sets; some accesses straddle two lines.
             let paddr = line * 61 * LINE_BYTES + offset;
             m.access(vcpu % vcpus, paddr, paddr, 8, store, 0);
+        }
+        prop_assert_eq!(m.check_all(), Ok(()));
+        let errors = m.balance_errors(TOTAL);
+        prop_assert!(errors.is_empty(), "{:?}", errors);
+    }
+
+    #[test]
+    fn random_streams_with_the_race_rule_keep_invariants_and_balance(
+        which in 0usize..12,
+        lax in any::<bool>(),
+        stream in prop::collection::vec((0usize..16, 0u64..24, 0u8..3, 0u64..64, 0u64..400), 1..400),
+    ) {
+        // Loads, stores and increments (a load then a store of one line by one vCPU) on a few
+        // lines, the vCPUs' clocks advancing unevenly, so that the race rule fires, taking
+        // copies away as the stores of others would (README "Modelled time").
+        let (params, mem) = stress_params().swap_remove(which);
+        let vcpus = 16usize.min(params.n_threads());
+        let mut m = machine(params, vcpus, mem);
+        m.race = if lax { Race::Lax } else { Race::Window };
+        m.race_lax_ns = 300.0;
+        m.causal_lax_ns = Some(300.0);
+        m.test_insts = vec![0; vcpus];
+        for (vcpu, line, kind, offset, advance) in stream {
+            let v = vcpu % vcpus;
+            m.test_insts[v] += advance;
+            let paddr = line * 61 * LINE_BYTES + offset;
+            if kind == 2 {
+                m.access(v, paddr, paddr, 8, false, 0);
+                m.access(v, paddr, paddr, 8, true, 0);
+            } else {
+                m.access(v, paddr, paddr, 8, kind == 1, 0);
+            }
         }
         prop_assert_eq!(m.check_all(), Ok(()));
         let errors = m.balance_errors(TOTAL);

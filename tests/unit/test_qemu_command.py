@@ -157,6 +157,19 @@ def test_quantum_unit_cycles_goes_to_the_plugin(write_spec):
     assert "quantum=2000" in args and "quantum_unit=cycles" in args
 
 
+def test_the_race_rule_goes_to_the_plugin_only_when_asked(write_spec):
+    def race(extra: str) -> list[str]:
+        params = point(write_spec, f"[plugin]\nenabled = true\npreset = 'knl-64'\n{extra}")
+        args = plugin.arguments(params, Path("/r/s.json"), Path("/k/S.map"))
+        return [a for a in args if a.startswith("race=")]
+
+    assert race("") == [] and race("race = 'off'\n") == []
+    assert race("race = 'lax'\n") == ["race=lax"]
+    assert race("race = 'window'\n") == ["race=window"]
+    with pytest.raises(specs.SpecError, match="race"):
+        point(write_spec, "[plugin]\nrace = 'always'\n")
+
+
 def test_workload_command_and_run_script(write_spec):
     params = point(write_spec, "[kernel]\nsysctl = {'vm.dirty_ratio' = 5}\n")
     assert command_line("pwriter", dict(params.workload.args)) == \

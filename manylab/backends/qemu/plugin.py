@@ -49,6 +49,8 @@ def arguments(point: PointParams, stats_out: Path, system_map: Path) -> list[str
         args.append("causal=off")
     if settings.causal_lax:
         args.append(f"causal_lax={settings.causal_lax}")
+    if settings.race != "off":
+        args.append(f"race={settings.race}")
     if point.repeat > 0 and point.machine.quantum > 0:
         # Lockstep replays a point exactly: repeat k starts the ROI's turns at other phases.
         args.append(f"phase_seed={point.repeat}")
