@@ -6,6 +6,8 @@ Sub-actions:
   gen        write a synthetic trace (binary .mlpt or .csv)
   convert    binary <-> CSV
   info       trace summary (records, foreground share, footprint, duration)
+  capture    a guest's recorded page-cache requests (pagereq dump on a hybrid-pcm kernel's
+             console) -> .mlpt trace and requests.csv
   bench      requests per CPU-second and peak RSS per policy (figures, see manylab/pcm/bench.py)
 """
 
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from manylab.errors import LabError
-from manylab.pcm import bench, engine, plots, report
+from manylab.pcm import bench, capture, engine, plots, report
 from manylab.pcm.sweep import POLICIES, SweepConfig, run_sweep, shape, write_table
 
 SYNTHETIC_NOTE = (
@@ -123,6 +125,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     info = sub.add_parser("info", help="trace summary as JSON")
     info.add_argument("trace", type=Path)
     info.set_defaults(func=cmd_info)
+
+    cap = sub.add_parser("capture", help="a guest-recorded page-request trace -> .mlpt")
+    cap.add_argument("source", type=Path,
+                     help="a point folder, a study folder with one point, or a console log")
+    cap.add_argument("--out", type=Path,
+                     help=f"trace file (.mlpt, or .csv for CSV; default: {capture.TRACE} beside "
+                          "the console log)")
+    cap.add_argument("--requests", type=Path,
+                     help=f"the kernel's view of each request (default: {capture.REQUESTS} "
+                          "beside the trace)")
+    cap.set_defaults(func=cmd_capture)
 
     b = sub.add_parser("bench", help="simulator requests per CPU-second and peak RSS (figures)")
     bench.add_arguments(b)
@@ -284,6 +297,21 @@ def cmd_info(args: argparse.Namespace) -> int:
     objs = engine.parse_jsonl(engine.run(["info", str(args.trace)]))
     for o in objs:
         print(json.dumps(o, indent=2))
+    return 0
+
+
+@_reported
+def cmd_capture(args: argparse.Namespace) -> int:
+    console = capture.console_of(args.source)
+    taken = capture.load(console)
+    out = args.out or console.parent / capture.TRACE
+    requests = args.requests or out.parent / capture.REQUESTS
+    capture.write(taken, out, requests)
+    print(json.dumps(capture.summary(taken)))
+    print(f"wrote {out} and {requests}", file=sys.stderr)
+    if taken.dropped:
+        print(f"manylab pcm-policy: the guest's buffer was full: {taken.dropped} requests were "
+              "not recorded (pagereq start DIR CAPACITY)", file=sys.stderr)
     return 0
 
 

@@ -56,6 +56,30 @@ impl ProcState {
         }
     }
 
+    /// Map a Linux `oom_score_adj` value (-1000..1000) to a state by the ranges Android
+    /// (7.0 and later) writes, the `oom_adj` classes times 100: 0 foreground; 1-299 visible and
+    /// perceptible; 300-599 backup, heavy-weight and service; 600-899 home, previous and
+    /// B-services; 900 and above cached; negative (system, persistent, native) services.
+    pub fn from_oom_score_adj(adj: i16) -> ProcState {
+        match adj {
+            0 => ProcState::Foreground,
+            1..=299 => ProcState::Visible,
+            300..=599 => ProcState::Service,
+            600..=899 => ProcState::Background,
+            a if a >= 900 => ProcState::Empty,
+            _ => ProcState::Service,
+        }
+    }
+
+    /// The state for an oom value on the trace's scale (`score`: `oom_score_adj`).
+    pub fn from_oom(adj: i16, score: bool) -> ProcState {
+        if score {
+            ProcState::from_oom_score_adj(adj)
+        } else {
+            ProcState::from_oom_adj(adj)
+        }
+    }
+
     pub fn is_foreground(self) -> bool {
         self == ProcState::Foreground
     }
@@ -93,7 +117,10 @@ pub struct Record {
     pub page: PageId,
     pub pid: u32,
     pub state: ProcState,
-    /// Raw `oom_adj` if recorded, else [`OOM_ADJ_UNKNOWN`].
+    /// Raw `oom_adj`, or `oom_score_adj` when the trace says so ([`TraceInfo`]'s
+    /// `oom_score_adj`), if recorded, else [`OOM_ADJ_UNKNOWN`].
+    ///
+    /// [`TraceInfo`]: crate::trace::TraceInfo
     pub oom_adj: i16,
     pub write: bool,
 }
@@ -119,6 +146,29 @@ mod tests {
         assert_eq!(ProcState::from_oom_adj(7), ProcState::Background);
         assert_eq!(ProcState::from_oom_adj(15), ProcState::Empty);
         assert_eq!(ProcState::from_oom_adj(-12), ProcState::Service);
+    }
+
+    #[test]
+    fn oom_score_adj_mapping() {
+        let cases = [
+            (0, ProcState::Foreground),
+            (1, ProcState::Visible),
+            (100, ProcState::Visible),
+            (299, ProcState::Visible),
+            (300, ProcState::Service),
+            (500, ProcState::Service),
+            (600, ProcState::Background),
+            (899, ProcState::Background),
+            (900, ProcState::Empty),
+            (1000, ProcState::Empty),
+            (-1, ProcState::Service),
+            (-1000, ProcState::Service),
+        ];
+        for (adj, state) in cases {
+            assert_eq!(ProcState::from_oom_score_adj(adj), state, "{adj}");
+            assert_eq!(ProcState::from_oom(adj, true), state, "{adj}");
+        }
+        assert_eq!(ProcState::from_oom(500, false), ProcState::Empty);
     }
 
     #[test]

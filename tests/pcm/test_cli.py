@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from manylab.pcm import cli, engine
-from manylab.pcm.traceio import BinaryReader, CsvReader, Record, write_csv
+from manylab.pcm.traceio import Record, read, read_csv_export, write_csv
 
 HAVE_BINARY = engine.binary_path().is_file()
 needs_binary = pytest.mark.skipif(not HAVE_BINARY, reason="manylab-pcmsim not built")
@@ -97,16 +97,16 @@ def test_run_on_csv_trace_writes_table_report_and_figures(tmp_path: Path) -> Non
 
 
 @needs_binary
-def test_gen_convert_info_and_python_reader_agree(tmp_path: Path) -> None:
+def test_gen_convert_and_read_agree(tmp_path: Path) -> None:
     b = tmp_path / "g.mlpt"
     c = tmp_path / "g.csv"
     assert run_cli("pcm-policy", "gen", "trace2", str(b), "--gen-set", "requests=500") == 0
     assert run_cli("pcm-policy", "convert", str(b), str(c)) == 0
-    with b.open("rb") as fb, c.open() as fc:
-        from_bin = list(BinaryReader(fb))
-        rd = CsvReader(fc)
-        from_csv = list(rd)
-        assert rd.info.time_ns
+    info, from_bin = read(b)
+    with c.open() as fc:
+        csv_info, rows = read_csv_export(fc)
+        from_csv = list(rows)
+    assert info.time_ns and csv_info == info
     assert len(from_bin) == 500 and from_bin == from_csv
     share = sum(r.state == "foreground" for r in from_bin) / 500
     assert 0.65 < share < 0.85  # trace 2: ~3:1

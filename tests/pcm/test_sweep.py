@@ -165,8 +165,9 @@ def test_config_from_toml(tmp_path: Path) -> None:
 
 
 def test_example_configs_parse() -> None:
-    root = Path(__file__).resolve().parents[2] / "runs"
-    for p in sorted(root.glob("pcm-*.toml")):
+    configs = sorted((Path(__file__).resolve().parents[2] / "runs" / "pcm").glob("*.toml"))
+    assert configs, "no runs/pcm/*.toml"
+    for p in configs:
         SweepConfig.from_toml(p).validate()
 
 

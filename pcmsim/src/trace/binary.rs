@@ -8,7 +8,8 @@
 //! | 8      | 2    | version      | 1                                                         |
 //! | 10     | 2    | header_bytes | 32 (readers skip any extra header bytes)                  |
 //! | 12     | 2    | record_bytes | 40 (readers skip any extra bytes at the end of a record)  |
-//! | 14     | 2    | flags        | bit 0: times are ns since start; bit 1: all ids physical  |
+//! | 14     | 2    | flags        | bit 0: times are ns since start; bit 1: all ids physical; |
+//! |        |      |              | bit 2: oom_adj fields hold Linux oom_score_adj            |
 //! | 16     | 4    | page_bytes   | page size, e.g. 4096                                      |
 //! | 20     | 4    | reserved     | 0                                                         |
 //! | 24     | 8    | records      | record count, 0 if unknown (streamed writer)              |
@@ -22,7 +23,7 @@
 //! | 16     | 8    | index    | u64 page index in the file, or the page frame number         |
 //! | 24     | 4    | dev      | u32 device number (Linux `new_encode_dev` encoding)          |
 //! | 28     | 4    | pid      | u32 process id                                               |
-//! | 32     | 2    | oom_adj  | i16 Android oom_adj, -32768 = not recorded                   |
+//! | 32     | 2    | oom_adj  | i16 Android oom_adj (flag bit 2: oom_score_adj), -32768 = not recorded |
 //! | 34     | 1    | state    | u8 0 foreground, 1 visible, 2 service, 3 background, 4 empty |
 //! | 35     | 1    | op       | u8 0 read, 1 write                                           |
 //! | 36     | 4    | reserved | 0                                                            |
@@ -37,6 +38,7 @@ pub const HEADER_BYTES: usize = 32;
 pub const RECORD_BYTES: usize = 40;
 pub const FLAG_TIME_NS: u16 = 1;
 pub const FLAG_PHYSICAL: u16 = 2;
+pub const FLAG_OOM_SCORE_ADJ: u16 = 4;
 
 pub fn encode_header(info: &TraceInfo) -> [u8; HEADER_BYTES] {
     let mut h = [0u8; HEADER_BYTES];
@@ -44,7 +46,9 @@ pub fn encode_header(info: &TraceInfo) -> [u8; HEADER_BYTES] {
     h[8..10].copy_from_slice(&VERSION.to_le_bytes());
     h[10..12].copy_from_slice(&(HEADER_BYTES as u16).to_le_bytes());
     h[12..14].copy_from_slice(&(RECORD_BYTES as u16).to_le_bytes());
-    let flags = if info.time_ns { FLAG_TIME_NS } else { 0 } | if info.physical { FLAG_PHYSICAL } else { 0 };
+    let flags = if info.time_ns { FLAG_TIME_NS } else { 0 }
+        | if info.physical { FLAG_PHYSICAL } else { 0 }
+        | if info.oom_score_adj { FLAG_OOM_SCORE_ADJ } else { 0 };
     h[14..16].copy_from_slice(&flags.to_le_bytes());
     h[16..20].copy_from_slice(&info.page_bytes.to_le_bytes());
     h[24..32].copy_from_slice(&info.records.unwrap_or(0).to_le_bytes());
@@ -149,7 +153,7 @@ impl<R: Read> Reader<R> {
             )));
         }
         let flags = u16_at(&h, 14);
-        if flags & !(FLAG_TIME_NS | FLAG_PHYSICAL) != 0 {
+        if flags & !(FLAG_TIME_NS | FLAG_PHYSICAL | FLAG_OOM_SCORE_ADJ) != 0 {
             return Err(TraceError::new(format!("header: unknown flags 0x{flags:04x}")));
         }
         let mut skip = vec![0u8; header_bytes - HEADER_BYTES];
@@ -160,6 +164,7 @@ impl<R: Read> Reader<R> {
             physical: flags & FLAG_PHYSICAL != 0,
             page_bytes: u32_at(&h, 16),
             records: if count == 0 { None } else { Some(count) },
+            oom_score_adj: flags & FLAG_OOM_SCORE_ADJ != 0,
         };
         Ok(Reader { r, info, record_bytes, buf: vec![0; record_bytes], n: 0, done: false })
     }
@@ -352,5 +357,21 @@ mod tests {
             ]
         );
         assert!(Reader::new(Cursor::new(b"NOTATRACE-------------------------------".to_vec())).is_err());
+    }
+
+    #[test]
+    fn oom_score_adj_flag() {
+        let info = TraceInfo { oom_score_adj: true, ..TraceInfo::default() };
+        let mut w = Writer::new(Cursor::new(Vec::new()), &info).unwrap();
+        w.write(&Record { oom_adj: -900, ..rec(1) }).unwrap();
+        let bytes = w.finish().unwrap().into_inner();
+        assert_eq!(bytes[14], 4); // flags: bit 2 only
+        assert_eq!(&bytes[32 + 32..32 + 34], &(-900i16).to_le_bytes());
+        let rd = Reader::new(Cursor::new(bytes.clone())).unwrap();
+        assert!(rd.info().oom_score_adj && !rd.info().time_ns);
+        let mut bad = bytes;
+        bad[14] = 8;
+        let e = Reader::new(Cursor::new(bad)).err().unwrap();
+        assert_eq!(e.to_string(), "header: unknown flags 0x0008");
     }
 }

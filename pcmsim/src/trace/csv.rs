@@ -7,18 +7,24 @@
 //! | op      | yes      | `R`/`W` (also `r`, `w`, `read`, `write`)                        |
 //! | state   | one of   | `foreground`, `visible`, `service`, `background`, `empty`       |
 //! | oom_adj | the two  | integer Android oom_adj (mapped when `state` is empty/absent)   |
+//! | or oom_score_adj |  | integer Linux oom_score_adj (-1000..1000), mapped likewise      |
 //! | time    | no       | u64; default = record number                                    |
 //! | dev     | no       | u32 device number, default 0                                    |
 //! | ino     | no       | u64 inode, default 0 (dev 0 + ino 0 = physical frame)           |
 //! | pid     | no       | u32, default 0                                                  |
 //!
-//! A first comment line `# mlpt time_ns=1 page_bytes=4096` carries the header flags.
+//! A first comment line `# mlpt time_ns=1 page_bytes=4096` carries the header flags; the oom
+//! column's name carries the scale (the binary header's `oom_score_adj` flag).
 
 use super::{TraceError, TraceInfo};
 use crate::request::{PageId, ProcState, Record, OOM_ADJ_UNKNOWN};
 use std::io::{BufRead, Write};
 
+/// The columns the writer writes (`oom_adj` is named `oom_score_adj` on that scale).
 pub const COLUMNS: [&str; 8] = ["time", "dev", "ino", "index", "pid", "state", "oom_adj", "op"];
+/// Every column a reader knows.
+pub const KNOWN: [&str; 9] =
+    ["time", "dev", "ino", "index", "pid", "state", "oom_adj", "oom_score_adj", "op"];
 
 #[derive(Default, Clone, Copy)]
 struct Cols {
@@ -29,6 +35,7 @@ struct Cols {
     pid: Option<usize>,
     state: Option<usize>,
     oom_adj: Option<usize>,
+    oom_score_adj: Option<usize>,
     op: Option<usize>,
 }
 
@@ -94,10 +101,9 @@ impl<R: BufRead> Reader<R> {
                 "pid" => &mut cols.pid,
                 "state" => &mut cols.state,
                 "oom_adj" => &mut cols.oom_adj,
+                "oom_score_adj" => &mut cols.oom_score_adj,
                 "op" => &mut cols.op,
-                other => {
-                    return Err(herr(format!("unknown column '{other}' (known: {})", COLUMNS.join(", "))))
-                }
+                other => return Err(herr(format!("unknown column '{other}' (known: {})", KNOWN.join(", ")))),
             };
             if slot.replace(i).is_some() {
                 return Err(herr(format!("duplicate column '{name}'")));
@@ -106,9 +112,14 @@ impl<R: BufRead> Reader<R> {
         if cols.index.is_none() || cols.op.is_none() {
             return Err(herr("header must name the columns 'index' and 'op'".into()));
         }
-        if cols.state.is_none() && cols.oom_adj.is_none() {
-            return Err(herr("header must name 'state' or 'oom_adj'".into()));
+        if cols.oom_adj.is_some() && cols.oom_score_adj.is_some() {
+            return Err(herr("'oom_adj' and 'oom_score_adj' are two scales of one field: give one".into()));
         }
+        if cols.state.is_none() && cols.oom_adj.is_none() && cols.oom_score_adj.is_none() {
+            return Err(herr("header must name 'state', 'oom_adj' or 'oom_score_adj'".into()));
+        }
+        info.oom_score_adj = cols.oom_score_adj.is_some();
+        cols.oom_adj = cols.oom_adj.or(cols.oom_score_adj);
         Ok(Reader { r, info, cols, ncols: names.len(), line, lineno, n: 0, done: false })
     }
 
@@ -138,13 +149,14 @@ impl<R: BufRead> Reader<R> {
             Some(i) if !f[i].is_empty() => f[i].parse().map_err(|_| format!("bad index '{}'", f[i]))?,
             _ => return Err("missing index".into()),
         };
-        let oom_adj: i16 = num(&f, c.oom_adj, "oom_adj", OOM_ADJ_UNKNOWN)?;
+        let oom_name = if self.info.oom_score_adj { "oom_score_adj" } else { "oom_adj" };
+        let oom_adj: i16 = num(&f, c.oom_adj, oom_name, OOM_ADJ_UNKNOWN)?;
         let state = match c.state.map(|i| f[i]).filter(|s| !s.is_empty()) {
             Some(s) => ProcState::parse(s).ok_or_else(|| {
                 format!("bad state '{s}' (foreground, visible, service, background, empty)")
             })?,
-            None if oom_adj != OOM_ADJ_UNKNOWN => ProcState::from_oom_adj(oom_adj),
-            None => return Err("no state and no oom_adj".into()),
+            None if oom_adj != OOM_ADJ_UNKNOWN => ProcState::from_oom(oom_adj, self.info.oom_score_adj),
+            None => return Err(format!("no state and no {oom_name}")),
         };
         let write = match c.op.map(|i| f[i]).unwrap_or("") {
             "R" | "r" | "read" => false,
@@ -212,7 +224,9 @@ impl<W: Write> Writer<W> {
             u8::from(info.physical),
             info.page_bytes
         )?;
-        writeln!(w, "{}", COLUMNS.join(","))?;
+        let oom = if info.oom_score_adj { "oom_score_adj" } else { "oom_adj" };
+        let names: Vec<&str> = COLUMNS.iter().map(|&c| if c == "oom_adj" { oom } else { c }).collect();
+        writeln!(w, "{}", names.join(","))?;
         Ok(Writer { w })
     }
 
@@ -272,6 +286,31 @@ mod tests {
         let e = read_all("index,op,color\n").unwrap_err();
         assert!(e.to_string().starts_with("line 1: unknown column 'color'"));
         assert!(read_all("").is_err());
+    }
+
+    #[test]
+    fn oom_score_adj_column() {
+        let text =
+            "index,op,oom_score_adj,pid\n1,R,0,7\n2,W,100,7\n3,R,500,8\n4,R,700,8\n5,R,950,9\n6,R,-900,9\n";
+        let rd = Reader::new(text.as_bytes()).unwrap();
+        assert!(rd.info().oom_score_adj);
+        let recs: Vec<Record> = rd.map(|r| r.unwrap()).collect();
+        let states: Vec<ProcState> = recs.iter().map(|r| r.state).collect();
+        use ProcState::*;
+        assert_eq!(states, [Foreground, Visible, Service, Background, Empty, Service]);
+        assert_eq!(recs[5].oom_adj, -900);
+        let mut w =
+            Writer::new(Vec::new(), &TraceInfo { oom_score_adj: true, ..TraceInfo::default() }).unwrap();
+        w.write(&recs[2]).unwrap();
+        let out = String::from_utf8(w.finish().unwrap()).unwrap();
+        assert!(
+            out.contains("\ntime,dev,ino,index,pid,state,oom_score_adj,op\n2,0,0,3,8,service,500,R\n"),
+            "{out}"
+        );
+        let e = read_all("index,op,oom_adj,oom_score_adj\n").unwrap_err();
+        assert!(e.to_string().starts_with("line 1: 'oom_adj' and 'oom_score_adj' are two scales"));
+        let e = read_all("index,op,oom_score_adj\n1,R,\n").unwrap_err();
+        assert_eq!(e.to_string(), "line 2 (record 1): no state and no oom_score_adj");
     }
 
     #[test]

@@ -57,11 +57,14 @@ pub struct TraceInfo {
     pub page_bytes: u32,
     /// Record count from the header, if the writer knew it.
     pub records: Option<u64>,
+    /// The records' oom field holds Linux `oom_score_adj` (-1000..1000), as a Linux guest
+    /// records it, instead of Android's pre-Lollipop `oom_adj` (-17..15).
+    pub oom_score_adj: bool,
 }
 
 impl Default for TraceInfo {
     fn default() -> Self {
-        TraceInfo { time_ns: false, physical: false, page_bytes: 4096, records: None }
+        TraceInfo { time_ns: false, physical: false, page_bytes: 4096, records: None, oom_score_adj: false }
     }
 }
 
