@@ -173,6 +173,32 @@ REGISTRY: dict[str, Workload] = {w.name: w for w in (
         "pin": Arg(bool, doc="pin client i to CPU i mod CPUs"),
         "drain_timeout": Arg(int, doc="seconds without a delivery before the drain gives up"),
     }, bundles=("exim",)),
+    Workload("mobileapps", "mobile-like apps (processes) of Android importance "
+             "(oom_score_adj) requesting pages of their own files, Zipf-like, one foreground: "
+             "push services (fg:bg 15:1) or app switching (3:1), or a pcmsim trace replayed", {
+        "scenario": Arg(str, ("push", "switch"), doc="push: one foreground app and push "
+                        "services; switch: apps take turns in the foreground"),
+        "replay": Arg(str, doc="a pcmsim CSV trace in the guest to issue record by record "
+                      "(instead of a scenario)"),
+        "requests": Arg(int, doc="requests in the request phase"),
+        "apps": Arg(int, doc="apps, one process each (default: push 3, switch 8)"),
+        "pages": Arg(int, doc="pages per app, over its files"),
+        "files": Arg(int, doc="files per app"),
+        "zipf": Arg((int, float), doc="Zipf exponent of page popularity (default 0.9)"),
+        "fg_share": Arg((int, float), doc="foreground share of the requests (default: push "
+                        "15/16, switch 3/4)"),
+        "slice": Arg(int, doc="requests per slice (the foreground switches between slices)"),
+        "switch_every": Arg(int, doc="switch: slices between foreground switches"),
+        "write_pages": Arg((int, float), doc="share of write-prone pages"),
+        "write_prob": Arg((int, float), doc="chance that a request to one is a write"),
+        "seed": Arg(int),
+        "serial": Arg(bool, doc="apps take turns inside a slice instead of running together"),
+        "no_mincore": Arg(bool, doc="do not measure hits with mincore()"),
+        "prepare": Arg(bool, doc="only write the files (for a recorder started after)"),
+        "reuse": Arg(bool, doc="use the files a prepare run wrote"),
+        "keep": Arg(bool, doc="keep the files"),
+        "no_pin": Arg(bool, doc="replay: do not pin the processes to one CPU"),
+    }),
     Workload("shell", "a shell script run as is (for experiments and tests)", {
         "script": Arg(str, doc="shell text; $MANYLAB_WORKDIR is the work directory"),
     }, dir_option=None, marks_regions=False),
