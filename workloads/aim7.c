@@ -61,6 +61,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "manylab_procs.h"
 #include "manylab_roi.h"
 #include "manylab_util.h"
 
@@ -912,23 +913,6 @@ static const int msg_sizes[] = {
 	32, 32, 32, 32, 32, 32, 512, 512, 512, 512, 512,
 };
 
-static int full_io(int fd, char *buf, size_t len, int do_write)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t r = do_write ? write(fd, buf + done, len - done)
-				     : read(fd, buf + done, len - done);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		done += (size_t)r;
-	}
-	return 0;
-}
-
 /* n messages of varying sizes written on wr and read back on rd, then both closed */
 static int messages(uint64_t n, int rd, int wr)
 {
@@ -938,7 +922,7 @@ static int messages(uint64_t n, int rd, int wr)
 	for (uint64_t i = 0; i < n && !rc; i++) {
 		size_t size = (size_t)msg_sizes[i % (sizeof(msg_sizes) / sizeof(msg_sizes[0]))];
 
-		rc = full_io(wr, buf, size, 1) || full_io(rd, buf, size, 0);
+		rc = manylab_write_all(wr, buf, size) || manylab_read_all(rd, buf, size);
 	}
 	close(rd);
 	close(wr);
@@ -1120,38 +1104,10 @@ static int signal_test(struct user *u, uint64_t n)
 
 /* ---- process tests ---- */
 
-static int wait_ok(pid_t pid)
-{
-	int status;
+enum child { CHILD_EXIT, CHILD_EXEC, CHILD_SHELL };
 
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	errno = ECHILD;
-	return -1;
-}
-
-/* one iteration: fork a child that exits at once, wait for it */
-static int fork_test(struct user *u, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++) {
-		pid_t pid = fork();
-
-		if (pid < 0)
-			return -1;
-		if (pid == 0)
-			_exit(0);
-		u->rec.forks++;
-		if (wait_ok(pid))
-			return -1;
-	}
-	return 0;
-}
-
-/* one iteration: fork a child that execs a script holding only "#!/bin/sh" */
-static int exec_test(struct user *u, uint64_t n)
+/* n iterations: fork a child that does `what`, wait for it */
+static int fork_loop(struct user *u, uint64_t n, enum child what)
 {
 	for (uint64_t i = 0; i < n; i++) {
 		pid_t pid = fork();
@@ -1159,34 +1115,38 @@ static int exec_test(struct user *u, uint64_t n)
 		if (pid < 0)
 			return -1;
 		if (pid == 0) {
-			execl(true_path, "true", (char *)NULL);
-			_exit(127);
+			if (what == CHILD_EXEC) {
+				execl(true_path, "true", (char *)NULL);
+				_exit(127);
+			}
+			_exit(what == CHILD_SHELL && system(shell_cmd) != 0 ? 1 : 0);
 		}
 		u->rec.forks++;
-		u->rec.execs++;
-		if (wait_ok(pid))
+		u->rec.execs += what == CHILD_EXEC;
+		u->rec.shells += what == CHILD_SHELL;
+		if (manylab_wait_ok(pid))
 			return -1;
 	}
 	return 0;
+}
+
+/* one iteration: fork a child that exits at once, wait for it */
+static int fork_test(struct user *u, uint64_t n)
+{
+	return fork_loop(u, n, CHILD_EXIT);
+}
+
+/* one iteration: fork a child that execs a script holding only "#!/bin/sh" */
+static int exec_test(struct user *u, uint64_t n)
+{
+	return fork_loop(u, n, CHILD_EXEC);
 }
 
 /* one iteration: fork a child that runs a shell script through system() (sh -c; the
  * script runs ls -l), wait for it */
 static int shell_rtns_1(struct user *u, uint64_t n)
 {
-	for (uint64_t i = 0; i < n; i++) {
-		pid_t pid = fork();
-
-		if (pid < 0)
-			return -1;
-		if (pid == 0)
-			_exit(system(shell_cmd) == 0 ? 0 : 1);
-		u->rec.forks++;
-		u->rec.shells++;
-		if (wait_ok(pid))
-			return -1;
-	}
-	return 0;
+	return fork_loop(u, n, CHILD_SHELL);
 }
 
 /* ---- the workfile: AIM7's multiuser shared-system mix ---- */
@@ -1289,9 +1249,8 @@ static void user_main(int index, int ready_fd, int results_fd)
 {
 	struct user u = { .index = index, .pid = getpid() };
 	int *order = malloc(sizeof(int) * (size_t)jobs_per_user);
-	sigset_t gun, old;
-	int sig, k = 0;
-	char c = 'r';
+	sigset_t old;
+	int k = 0;
 
 	u.rng = o.seed * 0x2545f4914f6cdd1dull + (uint64_t)index * 0x9e3779b97f4a7c15ull + 1;
 	u.rec.user = index;
@@ -1309,13 +1268,7 @@ static void user_main(int index, int ready_fd, int results_fd)
 	}
 	u.dj = (int)(rnd(&u) % (uint64_t)o.dirs);
 
-	sigemptyset(&gun);
-	sigaddset(&gun, SIGUSR1);
-	if (write(ready_fd, &c, 1) != 1)
-		_exit(2);
-	close(ready_fd);
-	if (sigwait(&gun, &sig))
-		_exit(2);
+	manylab_gun_wait(ready_fd);
 	sigprocmask(SIG_SETMASK, NULL, &old);
 	sigdelset(&old, SIGUSR1);
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -1338,45 +1291,6 @@ static void user_main(int index, int ready_fd, int results_fd)
 	if (write(results_fd, &u.rec, sizeof(u.rec)) != (ssize_t)sizeof(u.rec))
 		_exit(2);
 	_exit(u.rec.failed ? 1 : 0);
-}
-
-/* ---- /proc/stat around the run: forks and CPU idle ticks, read with plain system calls ---- */
-
-struct procstat {
-	uint64_t processes;
-	uint64_t busy, idle;	/* aggregate "cpu" line: idle + iowait vs the rest */
-	int ok;
-};
-
-static void read_procstat(struct procstat *ps)
-{
-	static char buf[1 << 16];
-	ssize_t got = 0, r;
-	int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
-	char *p;
-
-	memset(ps, 0, sizeof(*ps));
-	if (fd < 0)
-		return;
-	while ((size_t)got < sizeof(buf) - 1 && (r = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
-		got += r;
-	close(fd);
-	buf[got] = '\0';
-	if (!strncmp(buf, "cpu ", 4)) {
-		uint64_t v[10] = { 0 };
-
-		p = buf + 4;
-		for (int i = 0; i < 10; i++)
-			v[i] = strtoull(p, &p, 10);
-		ps->idle = v[3] + v[4];
-		ps->busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
-		ps->ok = 1;
-	}
-	p = strstr(buf, "\nprocesses ");
-	if (p)
-		ps->processes = strtoull(p + 11, NULL, 10);
-	else
-		ps->ok = 0;
 }
 
 /* ---- setup ---- */
@@ -1459,22 +1373,6 @@ static void cleanup(void)
 	rmdir(base);
 }
 
-/* a whole decimal number in [min, max] for option flag; anything else exits 2 */
-static long num_arg(const char *flag, const char *text, long min, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || end == text || *end || v < min || v > max) {
-		fprintf(stderr, "%s: %s wants a whole number from %ld to %ld, not '%s'\n", PROG,
-			flag, min, max, text);
-		exit(2);
-	}
-	return v;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -1513,20 +1411,19 @@ int main(int argc, char **argv)
 	};
 	int c, ncpus, ready[2], results[2], bad = 0, own_group;
 	struct urec *recs, tot = { 0 };
-	struct procstat ps0, ps1;
+	struct manylab_gun_run run;
 	struct rusage ru;
-	sigset_t gun;
 	pid_t *pids;
-	double t0, t1, sum = 0, sumsq = 0, umin = 0, umax = 0, cpu_s, elapsed, mean, jpm;
+	double sum = 0, sumsq = 0, umin = 0, umax = 0, cpu_s, elapsed, mean, jpm;
 	char *end;
-	size_t got = 0, want;
-	int jti, first_fail = -1, first_errno = 0, reaped_bad = 0;
+	size_t want;
+	int jti, first_fail = -1, first_errno = 0;
 
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'u': o.users = (int)num_arg("--users", optarg, 1, MAX_USERS); break;
-		case 'U': o.users_per_cpu = (int)num_arg("--users-per-cpu", optarg, 1, MAX_USERS); break;
-		case 'j': o.jobs = (int)num_arg("--jobs", optarg, 1, 100000); break;
+		case 'u': o.users = (int)manylab_num_arg(PROG, "--users", optarg, 1, MAX_USERS); break;
+		case 'U': o.users_per_cpu = (int)manylab_num_arg(PROG, "--users-per-cpu", optarg, 1, MAX_USERS); break;
+		case 'j': o.jobs = (int)manylab_num_arg(PROG, "--jobs", optarg, 1, 100000); break;
 		case 's':
 			o.scale = strtod(optarg, &end);
 			if (*end || !(o.scale > 0) || o.scale > 100) {
@@ -1534,8 +1431,8 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'S': o.seed = (uint64_t)num_arg("--seed", optarg, 0, 0x7fffffffffffffffL); break;
-		case 'D': o.dirs = (int)num_arg("--dirs", optarg, 1, MAX_DIRS); break;
+		case 'S': o.seed = (uint64_t)manylab_num_arg(PROG, "--seed", optarg, 0, 0x7fffffffffffffffL); break;
+		case 'D': o.dirs = (int)manylab_num_arg(PROG, "--dirs", optarg, 1, MAX_DIRS); break;
 		case 'd': o.dir = optarg; break;
 		case 'l': o.list = 1; break;
 		case 'k': o.keep = 1; break;
@@ -1598,72 +1495,22 @@ int main(int argc, char **argv)
 		cleanup();
 		return 2;
 	}
-	own_group = setpgid(0, 0) == 0;
-	sigemptyset(&gun);
-	sigaddset(&gun, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &gun, NULL);
-	fflush(stdout);
-	for (int i = 0; i < o.users; i++) {
-		pids[i] = fork();
-		if (pids[i] < 0) {
-			fprintf(stderr, "aim7: fork of user %d: %s\n", i, strerror(errno));
-			for (int j = 0; j < i; j++)
-				kill(pids[j], SIGKILL);
-			cleanup();
-			return 2;
-		}
-		if (pids[i] == 0) {
-			close(ready[0]);
-			close(results[0]);
-			user_main(i, ready[1], results[1]);
-		}
+	own_group = manylab_gun_arm();
+	if (manylab_gun_fork("aim7", "user", pids, o.users, ready, results, user_main)) {
+		cleanup();
+		return 2;
 	}
-	close(ready[1]);
-	close(results[1]);
-	for (int i = 0; i < o.users; i++) {
-		char r;
-
-		if (read(ready[0], &r, 1) != 1) {
-			fprintf(stderr, "aim7: a user did not start\n");
-			bad = 1;
-			break;
-		}
-	}
-	close(ready[0]);
-
-	read_procstat(&ps0);
-	manylab_roi_begin(0);
-	t0 = manylab_now();
-	if (own_group)
-		kill(0, SIGUSR1);	/* the parent has it blocked: it stays pending here */
-	else
-		for (int i = 0; i < o.users; i++)
-			kill(pids[i], SIGUSR1);
-	while (got < want) {
-		ssize_t r = read(results[0], (char *)recs + got, want - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	for (int i = 0; i < o.users; i++) {
-		int s;
-
-		if (waitpid(pids[i], &s, 0) != pids[i] || !WIFEXITED(s) || WEXITSTATUS(s))
-			reaped_bad++;
-	}
-	t1 = manylab_now();
-	manylab_roi_end(0);
-	read_procstat(&ps1);
+	manylab_gun_run("aim7", "user", own_group, pids, o.users, ready[0], results[0], recs, want,
+			&run);
+	if (run.not_ready)
+		bad = 1;
 	getrusage(RUSAGE_CHILDREN, &ru);
 	cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
 		(double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
 
-	for (size_t i = 0; i < got / sizeof(struct urec); i++) {
+	for (size_t i = 0; i < run.got / sizeof(struct urec); i++) {
 		struct urec *r = &recs[i];
-		double el = r->t_end - t0;
+		double el = r->t_end - run.t0;
 
 		tot.jobs += r->jobs;
 		tot.failed += r->failed;
@@ -1686,7 +1533,7 @@ int main(int argc, char **argv)
 			umax = el;
 	}
 	{
-		size_t nrec = got / sizeof(struct urec);
+		size_t nrec = run.got / sizeof(struct urec);
 		double sd, cov;
 
 		mean = nrec ? sum / (double)nrec : 0;
@@ -1697,14 +1544,14 @@ int main(int argc, char **argv)
 		if (nrec != (size_t)o.users)
 			bad = 1;
 	}
-	if (tot.failed || reaped_bad)
+	if (tot.failed || run.reaped_bad)
 		bad = 1;
 	if (first_fail >= 0)
 		fprintf(stderr, "aim7: %d failed jobs; first: %s (%s)\n", (int)tot.failed,
 			tests[first_fail].name, strerror(first_errno));
 	cleanup();
 
-	elapsed = t1 - t0;
+	elapsed = run.t1 - run.t0;
 	jpm = elapsed > 0 ? 60.0 * jobs_per_user * o.users / elapsed : 0;
 	printf("MANYLAB-RESULT {\"workload\": \"aim7\", "
 	       "\"params\": {\"users\": %d, \"jobs\": %d, \"scale\": %g, \"seed\": %" PRIu64 ", "
@@ -1727,13 +1574,7 @@ int main(int argc, char **argv)
 		       cat_name[k], tot.cjobs[k], tot.iters[k]);
 	printf("}, \"forks\": %" PRIu64 ", \"execs\": %" PRIu64 ", \"shells\": %" PRIu64 ", ",
 	       tot.forks, tot.execs, tot.shells);
-	if (ps0.ok && ps1.ok) {
-		uint64_t busy = ps1.busy - ps0.busy, idle = ps1.idle - ps0.idle;
-
-		printf("\"kernel_forks\": %" PRIu64 ", \"idle_share\": %.4f, ",
-		       ps1.processes - ps0.processes,
-		       busy + idle ? (double)idle / (double)(busy + idle) : 0.0);
-	}
+	manylab_print_procstat(&run.ps0, &run.ps1);
 	printf("\"cpus\": %d, \"cpu_s\": %.3f, \"ok\": %s}\n", ncpus, cpu_s,
 	       bad ? "false" : "true");
 	fflush(stdout);

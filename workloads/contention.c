@@ -80,49 +80,21 @@ static void usage(FILE *out, const char *prog)
 		prog, MAX_THREADS);
 }
 
-static int parse_mode(const char *text)
+static void parse(int argc, char **argv, struct options *o)
 {
-	static const struct { const char *name; int phases; } modes[] = {
+	static const struct manylab_choice modes[] = {
 		{ "atomic", ATOMIC }, { "lock", LOCK }, { "padded", PADDED }, { "all", ATOMIC | LOCK | PADDED },
 	};
 
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-		if (!strcmp(text, modes[i].name))
-			return modes[i].phases;
-	fprintf(stderr, "contention: bad value '%s' for --mode (atomic, lock, padded or all)\n", text);
-	exit(2);
-}
-
-static void parse(int argc, char **argv, struct options *o)
-{
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-
-	*o = (struct options){ .threads = ncpu < 1 ? 1 : (ncpu > MAX_THREADS ? MAX_THREADS : (int)ncpu),
-			       .iters = 200000, .phases = ATOMIC | LOCK | PADDED, .cs = 10, .think = 50, .pin = 1 };
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout, argv[0]);
-			exit(0);
-		} else if (!strcmp(a, "--no-pin")) {
-			o->pin = 0;
-		} else if (i + 1 < argc && !strcmp(a, "--threads")) {
-			o->threads = (int)manylab_parse_long("contention", a, argv[++i], 1, MAX_THREADS);
-		} else if (i + 1 < argc && !strcmp(a, "--iters")) {
-			o->iters = manylab_parse_long("contention", a, argv[++i], 1, 1L << 40);
-		} else if (i + 1 < argc && !strcmp(a, "--cs")) {
-			o->cs = (int)manylab_parse_long("contention", a, argv[++i], 0, 1 << 20);
-		} else if (i + 1 < argc && !strcmp(a, "--think")) {
-			o->think = (int)manylab_parse_long("contention", a, argv[++i], 0, 1 << 20);
-		} else if (i + 1 < argc && !strcmp(a, "--mode")) {
-			o->phases = parse_mode(argv[++i]);
-		} else {
-			fprintf(stderr, "contention: unknown argument '%s'\n", a);
-			usage(stderr, argv[0]);
-			exit(2);
-		}
-	}
+	*o = (struct options){ .threads = manylab_default_threads(MAX_THREADS), .iters = 200000,
+			       .phases = ATOMIC | LOCK | PADDED, .cs = 10, .think = 50, .pin = 1 };
+	for (int i = 1; i < argc; i++)
+		if (!manylab_thread_opt("contention", usage, argc, argv, &i, MAX_THREADS, &o->threads, &o->pin) &&
+		    !manylab_long_opt("contention", argc, argv, &i, "--iters", 1, 1L << 40, &o->iters) &&
+		    !manylab_int_opt("contention", argc, argv, &i, "--cs", 0, 1 << 20, &o->cs) &&
+		    !manylab_int_opt("contention", argc, argv, &i, "--think", 0, 1 << 20, &o->think) &&
+		    !manylab_choice_opt("contention", argc, argv, &i, "--mode", modes, 4, &o->phases))
+			manylab_bad_arg("contention", usage, argv, i);
 }
 
 static void think(int n)

@@ -68,43 +68,21 @@ static void usage(FILE *out, const char *prog)
 
 static void parse(int argc, char **argv, struct options *o)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	o->threads = ncpu < 1 ? 1 : (ncpu > MAX_THREADS ? MAX_THREADS : (int)ncpu);
+	static const struct manylab_choice modes[] = {
+		{ "shared", SHARED }, { "padded", PADDED }, { "both", SHARED | PADDED },
+	};
+
+	o->threads = manylab_default_threads(MAX_THREADS);
 	o->iters = 1000000;
 	o->variants = SHARED | PADDED;
 	o->pin = 1;
 	o->pause_every = 1;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout, argv[0]);
-			exit(0);
-		} else if (!strcmp(a, "--no-pin")) {
-			o->pin = 0;
-		} else if (i + 1 < argc && !strcmp(a, "--threads")) {
-			o->threads = (int)manylab_parse_long("falseshare", a, argv[++i], 1, MAX_THREADS);
-		} else if (i + 1 < argc && !strcmp(a, "--pause-every")) {
-			o->pause_every = manylab_parse_long("falseshare", a, argv[++i], 0, 1L << 40);
-		} else if (i + 1 < argc && !strcmp(a, "--iters")) {
-			o->iters = manylab_parse_long("falseshare", a, argv[++i], 1, 1L << 40);
-		} else if (i + 1 < argc && !strcmp(a, "--mode")) {
-			const char *m = argv[++i];
-			if (!strcmp(m, "shared"))
-				o->variants = SHARED;
-			else if (!strcmp(m, "padded"))
-				o->variants = PADDED;
-			else if (!strcmp(m, "both"))
-				o->variants = SHARED | PADDED;
-			else {
-				fprintf(stderr, "falseshare: bad value '%s' for --mode (shared, padded or both)\n", m);
-				exit(2);
-			}
-		} else {
-			fprintf(stderr, "falseshare: unknown argument '%s'\n", a);
-			usage(stderr, argv[0]);
-			exit(2);
-		}
-	}
+	for (int i = 1; i < argc; i++)
+		if (!manylab_thread_opt("falseshare", usage, argc, argv, &i, MAX_THREADS, &o->threads, &o->pin) &&
+		    !manylab_long_opt("falseshare", argc, argv, &i, "--pause-every", 0, 1L << 40, &o->pause_every) &&
+		    !manylab_long_opt("falseshare", argc, argv, &i, "--iters", 1, 1L << 40, &o->iters) &&
+		    !manylab_choice_opt("falseshare", argc, argv, &i, "--mode", modes, 3, &o->variants))
+			manylab_bad_arg("falseshare", usage, argv, i);
 }
 
 static void *work(void *arg)

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "manylab_procs.h"
 #include "manylab_roi.h"
 #include "manylab_util.h"
 
@@ -309,18 +310,7 @@ int main(int argc, char **argv)
 	}
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'M':
-			if (!strcmp(optarg, "fork"))
-				o.mode = M_FORK;
-			else if (!strcmp(optarg, "exec"))
-				o.mode = M_EXEC;
-			else if (!strcmp(optarg, "aim7"))
-				o.mode = M_AIM7;
-			else {
-				usage(stderr);
-				return 2;
-			}
-			break;
+		case 'M': o.mode = manylab_name_arg(optarg, mode_name, 3, usage); break;
 		case 'w': o.workers = atoi(optarg); break;
 		case 't': o.duration = atof(optarg); break;
 		case 'n': o.iterations = strtoull(optarg, 0, 10); break;
@@ -336,10 +326,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (o.workers <= 0)
-		o.workers = sysconf(_SC_NPROCESSORS_ONLN);
-	if (o.workers > MAX_WORKERS)
-		o.workers = MAX_WORKERS;
+	o.workers = manylab_worker_count(o.workers, MAX_WORKERS);
 	o.file_size = (o.file_size + pagesz - 1) & ~(pagesz - 1);
 	if (!o.file_size)
 		o.file_size = pagesz;
@@ -391,13 +378,8 @@ int main(int argc, char **argv)
 			usleep(10000);
 		ctl->go = 2;
 	}
-	for (int w = 0; w < o.workers; w++) {
-		int s;
-
-		if (waitpid(wp[w], &s, 0) != wp[w] || !WIFEXITED(s) ||
-		    WEXITSTATUS(s))
-			bad = 1;
-	}
+	if (manylab_reap(wp, o.workers))
+		bad = 1;
 	t1 = manylab_now();
 	manylab_roi_end(0);
 

@@ -63,6 +63,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "manylab_procs.h"
 #include "manylab_roi.h"
 #include "manylab_util.h"
 
@@ -923,10 +924,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (o.workers <= 0)
-		o.workers = sysconf(_SC_NPROCESSORS_ONLN);
-	if (o.workers > MAX_WORKERS)
-		o.workers = MAX_WORKERS;
+	o.workers = manylab_worker_count(o.workers, MAX_WORKERS);
 	if (o.fanout < 1 || o.fanout > 64 || o.depth < 1)
 		die("--fanout must be 1..64 and --depth >= 1");
 	if (o.shared_pages < 1)

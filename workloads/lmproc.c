@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "manylab_procs.h"
 #include "manylab_roi.h"
 #include "manylab_util.h"
 
@@ -75,7 +76,6 @@ static char shell_cmd[4200];
 static int one_op(void)
 {
 	pid_t pid = fork();
-	int status;
 
 	if (pid < 0)
 		return -1;
@@ -89,33 +89,18 @@ static int one_op(void)
 			execl("/bin/sh", "sh", "-c", shell_cmd, (char *)NULL);
 		_exit(127);
 	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	errno = ECHILD;
-	return -1;
+	return manylab_wait_ok(pid);
 }
 
 static void copy_main(int index, int ready_fd, int results_fd)
 {
 	struct crec rec = { .copy = index };
-	sigset_t gun;
-	int sig;
 	double t0;
-	char c = 'r';
 
 	for (long i = 0; i < o.warmup; i++)
 		if (one_op() && !rec.failed++)
 			rec.fail_errno = errno;
-	sigemptyset(&gun);
-	sigaddset(&gun, SIGUSR1);
-	if (write(ready_fd, &c, 1) != 1)
-		_exit(2);
-	close(ready_fd);
-	if (sigwait(&gun, &sig))
-		_exit(2);
+	manylab_gun_wait(ready_fd);
 	t0 = manylab_now();
 	for (long i = 0; i < o.iterations; i++)
 		if (one_op() && !rec.failed++)
@@ -124,61 +109,6 @@ static void copy_main(int index, int ready_fd, int results_fd)
 	if (write(results_fd, &rec, sizeof(rec)) != (ssize_t)sizeof(rec))
 		_exit(2);
 	_exit(rec.failed ? 1 : 0);
-}
-
-/* ---- /proc/stat around the run: forks and CPU idle ticks ---- */
-
-struct procstat {
-	uint64_t processes;
-	uint64_t busy, idle;
-	int ok;
-};
-
-static void read_procstat(struct procstat *ps)
-{
-	static char buf[1 << 16];
-	ssize_t got = 0, r;
-	int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
-	char *p;
-
-	memset(ps, 0, sizeof(*ps));
-	if (fd < 0)
-		return;
-	while ((size_t)got < sizeof(buf) - 1 && (r = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
-		got += r;
-	close(fd);
-	buf[got] = '\0';
-	if (!strncmp(buf, "cpu ", 4)) {
-		uint64_t v[10] = { 0 };
-
-		p = buf + 4;
-		for (int i = 0; i < 10; i++)
-			v[i] = strtoull(p, &p, 10);
-		ps->idle = v[3] + v[4];
-		ps->busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
-		ps->ok = 1;
-	}
-	p = strstr(buf, "\nprocesses ");
-	if (p)
-		ps->processes = strtoull(p + 11, NULL, 10);
-	else
-		ps->ok = 0;
-}
-
-/* a whole decimal number in [min, max] for option flag; anything else exits 2 */
-static long num_arg(const char *flag, const char *text, long min, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || end == text || *end || v < min || v > max) {
-		fprintf(stderr, "%s: %s wants a whole number from %ld to %ld, not '%s'\n", PROG,
-			flag, min, max, text);
-		exit(2);
-	}
-	return v;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -208,11 +138,10 @@ int main(int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	int c, ready[2], results[2], bad = 0, own_group, ncpus, failed = 0, fail_errno = 0;
-	struct procstat ps0, ps1;
+	struct manylab_gun_run run;
 	struct crec *recs;
-	double *per_op, t0, t1, elapsed, sum = 0, med;
-	size_t got = 0, want, nrec;
-	sigset_t gun;
+	double *per_op, elapsed, sum = 0, med;
+	size_t want, nrec;
 	pid_t *pids;
 	uint64_t ops;
 
@@ -225,21 +154,10 @@ int main(int argc, char **argv)
 	}
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'M':
-			if (!strcmp(optarg, "fork"))
-				o.mode = M_FORK;
-			else if (!strcmp(optarg, "exec"))
-				o.mode = M_EXEC;
-			else if (!strcmp(optarg, "shell"))
-				o.mode = M_SHELL;
-			else {
-				usage(stderr);
-				return 2;
-			}
-			break;
-		case 'P': o.parallel = (int)num_arg("--parallel", optarg, 1, MAX_PARALLEL); break;
-		case 'n': o.iterations = num_arg("--iterations", optarg, 1, 1000000000L); break;
-		case 'W': o.warmup = num_arg("--warmup", optarg, 0, 1000000000L); break;
+		case 'M': o.mode = manylab_name_arg(optarg, mode_name, 3, usage); break;
+		case 'P': o.parallel = (int)manylab_num_arg(PROG, "--parallel", optarg, 1, MAX_PARALLEL); break;
+		case 'n': o.iterations = manylab_num_arg(PROG, "--iterations", optarg, 1, 1000000000L); break;
+		case 'W': o.warmup = manylab_num_arg(PROG, "--warmup", optarg, 0, 1000000000L); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -266,66 +184,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lmproc: %s\n", strerror(errno));
 		return 2;
 	}
-	own_group = setpgid(0, 0) == 0;
-	sigemptyset(&gun);
-	sigaddset(&gun, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &gun, NULL);
-	fflush(stdout);
-	for (int i = 0; i < o.parallel; i++) {
-		pids[i] = fork();
-		if (pids[i] < 0) {
-			fprintf(stderr, "lmproc: fork of copy %d: %s\n", i, strerror(errno));
-			for (int j = 0; j < i; j++)
-				kill(pids[j], SIGKILL);
-			return 2;
-		}
-		if (pids[i] == 0) {
-			close(ready[0]);
-			close(results[0]);
-			copy_main(i, ready[1], results[1]);
-		}
-	}
-	close(ready[1]);
-	close(results[1]);
-	for (int i = 0; i < o.parallel; i++) {
-		char r;
+	own_group = manylab_gun_arm();
+	if (manylab_gun_fork("lmproc", "copy", pids, o.parallel, ready, results, copy_main))
+		return 2;
+	manylab_gun_run("lmproc", "copy", own_group, pids, o.parallel, ready[0], results[0], recs,
+			want, &run);
+	if (run.not_ready || run.reaped_bad)
+		bad = 1;
 
-		if (read(ready[0], &r, 1) != 1) {
-			fprintf(stderr, "lmproc: a copy did not start\n");
-			bad = 1;
-			break;
-		}
-	}
-	close(ready[0]);
-
-	read_procstat(&ps0);
-	manylab_roi_begin(0);
-	t0 = manylab_now();
-	if (own_group)
-		kill(0, SIGUSR1);	/* blocked here: stays pending in this process */
-	else
-		for (int i = 0; i < o.parallel; i++)
-			kill(pids[i], SIGUSR1);
-	while (got < want) {
-		ssize_t r = read(results[0], (char *)recs + got, want - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	for (int i = 0; i < o.parallel; i++) {
-		int s;
-
-		if (waitpid(pids[i], &s, 0) != pids[i] || !WIFEXITED(s) || WEXITSTATUS(s))
-			bad = 1;
-	}
-	t1 = manylab_now();
-	manylab_roi_end(0);
-	read_procstat(&ps1);
-
-	nrec = got / sizeof(struct crec);
+	nrec = run.got / sizeof(struct crec);
 	for (size_t i = 0; i < nrec; i++) {
 		per_op[i] = recs[i].elapsed / (double)o.iterations * 1e6;
 		sum += per_op[i];
@@ -340,7 +207,7 @@ int main(int argc, char **argv)
 	if (failed)
 		fprintf(stderr, "lmproc: %d failed iterations; first: %s\n", failed,
 			strerror(fail_errno));
-	elapsed = t1 - t0;
+	elapsed = run.t1 - run.t0;
 	ops = (uint64_t)nrec * (uint64_t)o.iterations;
 
 	printf("MANYLAB-RESULT {\"workload\": \"lmproc\", "
@@ -353,13 +220,7 @@ int main(int argc, char **argv)
 	       nrec, ops, failed, elapsed, elapsed > 0 ? (double)ops / elapsed : 0.0, med,
 	       nrec ? sum / (double)nrec : 0.0, nrec ? per_op[0] : 0.0,
 	       nrec ? per_op[nrec - 1] : 0.0);
-	if (ps0.ok && ps1.ok) {
-		uint64_t busy = ps1.busy - ps0.busy, idle = ps1.idle - ps0.idle;
-
-		printf("\"kernel_forks\": %" PRIu64 ", \"idle_share\": %.4f, ",
-		       ps1.processes - ps0.processes,
-		       busy + idle ? (double)idle / (double)(busy + idle) : 0.0);
-	}
+	manylab_print_procstat(&run.ps0, &run.ps1);
 	printf("\"cpus\": %d, \"ok\": %s}\n", ncpus, bad ? "false" : "true");
 	fflush(stdout);
 	return bad;

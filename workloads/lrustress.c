@@ -226,38 +226,35 @@ static void read_back(struct stats *s, int fd, uint64_t id, void *buf,
 	}
 }
 
-/* ---- buffered writer: write the whole file, then read and verify it ---- */
-static void run_writer(struct stats *s, uint64_t size)
+/*
+ * The rounds of a file worker (buffered writer or mmap worker) on its file <dir>/lrustress.<kind>
+ * <worker id>, created afresh each round: fill_round writes it through fd (-1 from open, which
+ * fill_round reports) and returns 0 to go on, -1 to stop (with fd closed); the file is then read
+ * back from the start and closed. Each round's pattern is id_base | worker id << 8 | round's
+ * low 8 bits.
+ */
+typedef int file_round_fn(struct stats *s, int fd, const char *path, uint64_t id, void *buf,
+			  uint64_t size);
+
+static void run_file_worker(struct stats *s, char kind, uint64_t id_base, uint64_t size,
+			    file_round_fn *fill_round)
 {
 	char path[4096];
-	void *buf;
 	double t0 = manylab_now();
 	int round;
+	void *buf;
 
 	if (posix_memalign(&buf, 4096, CHUNK)) {
 		fail(s, "posix_memalign");
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/lrustress.w%d", opt.dir, s->id);
+	snprintf(path, sizeof(path), "%s/lrustress.%c%d", opt.dir, kind, s->id);
 	for (round = 0; more_rounds(round, t0); round++) {
-		uint64_t id = (uint64_t)s->id << 8 | (round & 0xff);
-		uint64_t off;
+		uint64_t id = id_base | (uint64_t)s->id << 8 | (round & 0xff);
 		int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 
-		if (fd < 0) {
-			fail(s, "open %s: %s", path, strerror(errno));
+		if (fill_round(s, fd, path, id, buf, size))
 			break;
-		}
-		for (off = 0; off < size; off += CHUNK) {
-			size_t len = size - off < CHUNK ? size - off : CHUNK;
-
-			fill(id, off, buf, len);
-			if (pwrite(fd, buf, len, off) != (ssize_t)len) {
-				fail(s, "pwrite: %s", strerror(errno));
-				break;
-			}
-			s->bytes_written += len;
-		}
 		/* read back from the start: the early part has been reclaimed */
 		read_back(s, fd, id, buf, size);
 		close(fd);
@@ -268,69 +265,82 @@ static void run_writer(struct stats *s, uint64_t size)
 	free(buf);
 }
 
+/* ---- buffered writer: write the whole file, then read and verify it ---- */
+static int write_round(struct stats *s, int fd, const char *path, uint64_t id, void *buf,
+		       uint64_t size)
+{
+	if (fd < 0) {
+		fail(s, "open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	for (uint64_t off = 0; off < size; off += CHUNK) {
+		size_t len = size - off < CHUNK ? size - off : CHUNK;
+
+		fill(id, off, buf, len);
+		if (pwrite(fd, buf, len, off) != (ssize_t)len) {
+			fail(s, "pwrite: %s", strerror(errno));
+			break;
+		}
+		s->bytes_written += len;
+	}
+	return 0;
+}
+
+static void run_writer(struct stats *s, uint64_t size)
+{
+	run_file_worker(s, 'w', 0, size, write_round);
+}
+
 /* ---- mmap worker: file mapping, mlock/munlock, munmap, read back ---- */
+static int map_round(struct stats *s, int fd, const char *path, uint64_t id, void *buf,
+		     uint64_t size)
+{
+	uint64_t off, step = size / 8;
+	char *p;
+
+	(void)buf;
+	if (fd < 0 || ftruncate(fd, size)) {
+		fail(s, "open/ftruncate %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		fail(s, "mmap: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	for (off = 0; off < size; off += step) {
+		uint64_t len = size - off < step ? size - off : step;
+
+		/* mlock every other slice before filling it */
+		if ((off / step) % 2 == 0) {
+			if (mlock(p + off, len))
+				fail(s, "mlock: %s", strerror(errno));
+			else
+				s->mlock_ops++;
+		}
+		fill(id, off, p + off, len);
+		s->bytes_written += len;
+	}
+	check(s, id, 0, p, size);	/* through the mapping */
+	for (off = 0; off < size; off += step)
+		if ((off / step) % 2 == 0 &&
+		    !munlock(p + off, size - off < step ? size - off : step))
+			s->mlock_ops++;
+	if (msync(p, size, MS_SYNC))
+		fail(s, "msync: %s", strerror(errno));
+	/* drop the second half of the mapping first, then the rest */
+	munmap(p + size / 2, size - size / 2);
+	munmap(p, size / 2);
+	posix_fadvise(fd, 0, size, POSIX_FADV_DONTNEED);
+	return 0;
+}
+
 static void run_mmap(struct stats *s)
 {
-	char path[4096];
-	uint64_t size = opt.mmap_bytes & ~4095UL;
-	double t0 = manylab_now();
-	int round;
-	void *buf;
-
-	if (posix_memalign(&buf, 4096, CHUNK)) {
-		fail(s, "posix_memalign");
-		return;
-	}
-	snprintf(path, sizeof(path), "%s/lrustress.m%d", opt.dir, s->id);
-	for (round = 0; more_rounds(round, t0); round++) {
-		uint64_t id = 1ULL << 40 | (uint64_t)s->id << 8 | (round & 0xff);
-		uint64_t off, step = size / 8;
-		int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-		char *p;
-
-		if (fd < 0 || ftruncate(fd, size)) {
-			fail(s, "open/ftruncate %s: %s", path, strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			break;
-		}
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (p == MAP_FAILED) {
-			fail(s, "mmap: %s", strerror(errno));
-			close(fd);
-			break;
-		}
-		for (off = 0; off < size; off += step) {
-			uint64_t len = size - off < step ? size - off : step;
-
-			/* mlock every other slice before filling it */
-			if ((off / step) % 2 == 0) {
-				if (mlock(p + off, len))
-					fail(s, "mlock: %s", strerror(errno));
-				else
-					s->mlock_ops++;
-			}
-			fill(id, off, p + off, len);
-			s->bytes_written += len;
-		}
-		check(s, id, 0, p, size);	/* through the mapping */
-		for (off = 0; off < size; off += step)
-			if ((off / step) % 2 == 0 &&
-			    !munlock(p + off, size - off < step ? size - off : step))
-				s->mlock_ops++;
-		if (msync(p, size, MS_SYNC))
-			fail(s, "msync: %s", strerror(errno));
-		/* drop the second half of the mapping first, then the rest */
-		munmap(p + size / 2, size - size / 2);
-		munmap(p, size / 2);
-		posix_fadvise(fd, 0, size, POSIX_FADV_DONTNEED);
-		read_back(s, fd, id, buf, size);
-		close(fd);
-		s->rounds++;
-	}
-	if (!opt.keep)
-		unlink(path);
-	free(buf);
+	run_file_worker(s, 'm', 1ULL << 40, opt.mmap_bytes & ~4095UL, map_round);
 }
 
 /* ---- THP worker: huge anonymous pages split in several ways ---- */

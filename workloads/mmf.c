@@ -167,9 +167,7 @@ static int parse_sizes(const char *text, struct options *o)
 
 static int bad(const char *what)
 {
-	fprintf(stderr, "mmf: bad arguments: %s\n", what);
-	usage(stderr);
-	return -1;
+	return manylab_bad_args(usage, "mmf: bad arguments: %s\n", what);
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
@@ -310,40 +308,6 @@ static int create_file(const char *name, uint64_t size, uint64_t seed)
 	return rc;
 }
 
-static int write_all(int fd, const void *data, size_t len)
-{
-	const uint8_t *p = data;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *data, size_t len)
-{
-	uint8_t *p = data;
-
-	while (len) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* ---- the server ---- */
 
 struct served_file {
@@ -413,7 +377,7 @@ static int send_file(int out, const struct served_file *f, enum method method, u
 		     uint8_t *buf, uint32_t buffer, struct server_report *r)
 {
 	if (method == MMF) {
-		if (write_all(out, f->map, size)) {
+		if (manylab_write_all(out, f->map, size)) {
 			fail(r, "write from the mapping");
 			return -1;
 		}
@@ -427,7 +391,7 @@ static int send_file(int out, const struct served_file *f, enum method method, u
 			fail(r, "read");
 			return -1;
 		}
-		if (write_all(out, buf, (size_t)n)) {
+		if (manylab_write_all(out, buf, (size_t)n)) {
 			fail(r, "write from the buffer");
 			return -1;
 		}
@@ -454,7 +418,7 @@ static void server_main(const struct options *o, const struct measurement *m, co
 		r.setup_once_s = manylab_now() - t0;
 	}
 	getrusage(RUSAGE_SELF, &before);
-	while (!r.error && read_all(requests, &request, sizeof(request)) == 0) {
+	while (!r.error && manylab_read_all(requests, &request, sizeof(request)) == 0) {
 		int timed = request >= (uint64_t)o->warmup;
 		double t1, t2, t3, steps[4] = { 0 };
 
@@ -483,7 +447,7 @@ static void server_main(const struct options *o, const struct measurement *m, co
 	r.majflt = after.ru_majflt - before.ru_majflt;
 	close_file(&f, m->size, NULL);
 	close(data);
-	if (write_all(report, &r, sizeof(r)))
+	if (manylab_write_all(report, &r, sizeof(r)))
 		_exit(2);
 	_exit(r.error ? 1 : 0);
 }
@@ -581,11 +545,11 @@ static void client_transfers(const struct options *o, struct measurement *m, int
 
 		manylab_roi_phase(1);
 		t0 = manylab_now();
-		if (write_all(out, &request, sizeof(request))) {
+		if (manylab_write_all(out, &request, sizeof(request))) {
 			client_fail(m, "write request");
 			break;
 		}
-		if (read_all(in, recv_buf, m->size)) {
+		if (manylab_read_all(in, recv_buf, m->size)) {
 			client_fail(m, "read data");
 			break;
 		}
@@ -654,7 +618,7 @@ static void measure(const struct options *o, struct measurement *m)
 		close_fd(&ch.client_in);
 		ch.client_out = -1;
 	}
-	if (read_all(report[0], &m->server, sizeof(m->server)))
+	if (manylab_read_all(report[0], &m->server, sizeof(m->server)))
 		client_fail(m, "the server's report");
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
 		if (!m->error && !m->server.error) {

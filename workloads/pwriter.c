@@ -374,10 +374,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		goto bad;
 	return 0;
 bad:
-	fprintf(stderr, "pwriter: bad arguments (size must be a multiple of block, block a "
-		"multiple of 8 from 16, 1 <= procs <= %d)\n", MAX_PROCS);
-	usage(stderr);
-	return -1;
+	return manylab_bad_args(usage, "pwriter: bad arguments (size must be a multiple of block, "
+				"block a multiple of 8 from 16, 1 <= procs <= %d)\n", MAX_PROCS);
 }
 
 int main(int argc, char **argv)

@@ -121,51 +121,27 @@ static void usage(FILE *out, const char *prog)
 		prog, MAX_THREADS);
 }
 
-static int parse_lock(const char *text)
+static void parse(int argc, char **argv, struct options *o)
 {
-	static const struct { const char *name; int phases; } locks[] = {
+	static const struct manylab_choice locks[] = {
 		{ "spin", 1 << SPIN }, { "mutex", 1 << MUTEX }, { "none", 1 << NONE },
 		{ "all", (1 << SPIN) | (1 << MUTEX) | (1 << NONE) },
 	};
+	int lock_phases = (1 << SPIN) | (1 << MUTEX) | (1 << NONE);
 
-	for (size_t i = 0; i < sizeof(locks) / sizeof(locks[0]); i++)
-		if (!strcmp(text, locks[i].name))
-			return locks[i].phases;
-	fprintf(stderr, "serialprobe: bad value '%s' for --lock (spin, mutex, none or all)\n", text);
-	exit(2);
-}
-
-static void parse(int argc, char **argv, struct options *o)
-{
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int locks = (1 << SPIN) | (1 << MUTEX) | (1 << NONE);
-
-	*o = (struct options){ .threads = ncpu < 1 ? 1 : (ncpu > MAX_THREADS ? MAX_THREADS : (int)ncpu),
+	*o = (struct options){ .threads = manylab_default_threads(MAX_THREADS),
 			       .sections = 10, .work = 20000, .lock = "all", .pin = 1 };
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout, argv[0]);
-			exit(0);
-		} else if (!strcmp(a, "--no-pin")) {
-			o->pin = 0;
-		} else if (i + 1 < argc && !strcmp(a, "--threads")) {
-			o->threads = (int)manylab_parse_long("serialprobe", a, argv[++i], 1, MAX_THREADS);
-		} else if (i + 1 < argc && !strcmp(a, "--sections")) {
-			o->sections = manylab_parse_long("serialprobe", a, argv[++i], 1, 1L << 30);
-		} else if (i + 1 < argc && !strcmp(a, "--work")) {
-			o->work = manylab_parse_long("serialprobe", a, argv[++i], 0, 1L << 40);
-		} else if (i + 1 < argc && !strcmp(a, "--lock")) {
-			o->lock = argv[++i];
-			locks = parse_lock(o->lock);
-		} else {
-			fprintf(stderr, "serialprobe: unknown argument '%s'\n", a);
-			usage(stderr, argv[0]);
-			exit(2);
-		}
+		if (manylab_choice_opt("serialprobe", argc, argv, &i, "--lock", locks, 4, &lock_phases))
+			o->lock = argv[i];
+		else if (!manylab_thread_opt("serialprobe", usage, argc, argv, &i, MAX_THREADS, &o->threads,
+					     &o->pin) &&
+			 !manylab_long_opt("serialprobe", argc, argv, &i, "--sections", 1, 1L << 30,
+					   &o->sections) &&
+			 !manylab_long_opt("serialprobe", argc, argv, &i, "--work", 0, 1L << 40, &o->work))
+			manylab_bad_arg("serialprobe", usage, argv, i);
 	}
-	o->phases = (1 << SERIAL) | locks;
+	o->phases = (1 << SERIAL) | lock_phases;
 }
 
 /* A nonzero xorshift seed for section `section` of thread `thread`: the same in every phase. */

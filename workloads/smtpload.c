@@ -102,12 +102,9 @@ static void usage(FILE *f)
 
 static long long_arg(const char *flag, const char *text, long min, long max)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || end == text || *end || v < min || v > max) {
+	if (manylab_parse_whole(text, min, max, &v)) {
 		fprintf(stderr, "smtpload: %s takes an integer in [%ld, %ld], not '%s'\n",
 			flag, min, max, text);
 		exit(2);
@@ -204,21 +201,6 @@ struct conn {
 	size_t have;
 };
 
-static int write_all(int fd, const char *data, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, data, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Read one reply (its last line "NNN text"); its code, or -1 on EOF/error/timeout. */
 static int read_reply(struct conn *c, char *last, size_t last_size)
 {
@@ -281,7 +263,7 @@ static int command(struct conn *c, const char *line, int want, char *reply, size
 	char out[LINE_MAX_LEN];
 	int n = snprintf(out, sizeof(out), "%s\r\n", line);
 
-	if (n < 0 || (size_t)n >= sizeof(out) || write_all(c->fd, out, (size_t)n))
+	if (n < 0 || (size_t)n >= sizeof(out) || manylab_write_all(c->fd, out, (size_t)n))
 		return -1;
 	return read_reply(c, reply, size) == want ? 0 : -1;
 }
@@ -296,7 +278,7 @@ static void quit(struct conn *c)
 {
 	char reply[256];
 
-	if (write_all(c->fd, "QUIT\r\n", 6) == 0 && shutdown(c->fd, SHUT_WR) == 0)
+	if (manylab_write_all(c->fd, "QUIT\r\n", 6) == 0 && shutdown(c->fd, SHUT_WR) == 0)
 		read_reply(c, reply, sizeof(reply));
 }
 
@@ -365,7 +347,7 @@ static void client(int index, const struct options *o, const char *body,
 			}
 			memcpy(msg + len, ".\r\n", 3);
 			len += 3;
-			if (write_all(c.fd, msg, len) || read_reply(&c, reply, sizeof(reply)) != 250) {
+			if (manylab_write_all(c.fd, msg, len) || read_reply(&c, reply, sizeof(reply)) != 250) {
 				fail(r, "end of data", reply);
 				break;
 			}

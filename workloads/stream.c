@@ -182,10 +182,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		goto bad;
 	return 0;
 bad:
-	fprintf(stderr, "stream: bad arguments (1 <= threads <= %d, reps >= 1, at least one "
-		"element per thread)\n", MAX_THREADS);
-	usage(stderr);
-	return -1;
+	return manylab_bad_args(usage, "stream: bad arguments (1 <= threads <= %d, reps >= 1, at "
+				"least one element per thread)\n", MAX_THREADS);
 }
 
 int main(int argc, char **argv)

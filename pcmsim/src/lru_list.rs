@@ -3,6 +3,7 @@
 //! most one list at a time). Each node also carries the policy's per-slot data (page key,
 //! dirty bit, one spare counter) so that one request touches as few cache lines as possible.
 
+use crate::meter::{Dev, Meter};
 use crate::pagemap::PageMap;
 
 pub const NIL: u32 = u32::MAX;
@@ -138,6 +139,16 @@ impl Links {
         if i != NIL {
             self.prefetch(i);
         }
+    }
+
+    /// The request's own read or write, on the page of node `i` in `frame` of `dev`: counted by
+    /// `m`, and the node's dirty bit (set by a write) and request class updated.
+    #[inline]
+    pub fn access(&mut self, m: &mut Meter, i: u32, dev: Dev, frame: u32, write: bool, fg: bool) {
+        m.access(dev, frame, write);
+        let n = &mut self.n[i as usize];
+        n.dirty |= write;
+        n.fg = fg;
     }
 
     #[inline]

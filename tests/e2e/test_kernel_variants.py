@@ -21,6 +21,7 @@ def run_study(tmp_path, name: str, body: str) -> list[tuple[dict, list[dict], st
     spec.write_text(f'[study]\nname = "{name}"\n' + body)
     root = tmp_path / "results"
     finished = manylab("run", str(spec), "--results-root", str(root), "-j", "2", check=False)
+    assert (root / name).is_dir(), f"manylab run made no study folder:\n{finished.stderr[-3000:]}"
     runs = []
     for point_dir in point_dirs(root / name):
         result = result_of(point_dir)
@@ -31,6 +32,29 @@ def run_study(tmp_path, name: str, body: str) -> list[tuple[dict, list[dict], st
         runs.append((params, outputs, console))
     assert finished.returncode == 0, finished.stderr
     return runs
+
+
+def run_debug_study(tmp_path, name: str, variant: str, cmdline: list[str], memory: str,
+                    script: str, *, fs: str = "", quantum: int = 0,
+                    machine: str = "") -> list[tuple[dict, list[dict], str]]:
+    """run_study of a shell script on the debug configuration of a kernel variant, one point per
+    cmdline, on 8 vCPUs free-running (see RUN_MODE); machine: more [machine] lines, fs the
+    workload's file system."""
+    fs_line = f'fs = "{fs}"\n' if fs else ""
+    return run_study(tmp_path, name, f"""
+[kernel]
+variant = "{variant}"
+fragments = ["debug"]
+cmdline = {json.dumps(cmdline)}
+[machine]
+vcpus = 8
+memory = "{memory}"
+reproducible = false  # free-running (see RUN_MODE)
+quantum = {quantum}
+{machine}[workload]
+name = "shell"
+{fs_line}args = {{ script = {json.dumps(script)} }}
+""")
 
 
 LOCKDEP_LIVE = 'test -e /proc/lockdep_stats && echo MANYLAB-RESULT {\\"lockdep\\": true}'
@@ -67,21 +91,9 @@ def test_finerlru_under_lockdep_at_factors_1_8_64(tmp_path):
               "--memcg-writers 1; rc=$?; "
               'echo MANYLAB-RESULT {\\"thp_split_page\\": '
               "$(awk '/^thp_split_page /{print $2}' /proc/vmstat)}; " + BATCHES + "; exit $rc")
-    runs = run_study(tmp_path, "finerlru-safety", f"""
-[kernel]
-variant = "finerlru"
-fragments = ["debug"]
-cmdline = ["finer_lru.factor=1", "finer_lru.factor=8", "finer_lru.factor=64"]
-[machine]
-vcpus = 8
-memory = "640M"
-reproducible = false  # free-running (see RUN_MODE)
-quantum = 0
-[workload]
-name = "shell"
-fs = "ext2"
-args = {{ script = {json.dumps(script)} }}
-""")
+    runs = run_debug_study(tmp_path, "finerlru-safety", "finerlru",
+                           ["finer_lru.factor=1", "finer_lru.factor=8", "finer_lru.factor=64"],
+                           "640M", script, fs="ext2")
     assert len(runs) == 3
     factors = set()
     splits: list[int] = []
@@ -135,20 +147,8 @@ def test_ldu_under_lockdep_and_kfence(tmp_path):
               "--shared-holders 128; rc=$?; "
               + LDU_STATS + "; " + LDU_IDLE
               + "; exit $rc")
-    runs = run_study(tmp_path, "ldu-safety", f"""
-[kernel]
-variant = "ldu"
-fragments = ["debug"]
-cmdline = ["ldu=global", "ldu=off", "ldu=percpu"]
-[machine]
-vcpus = 8
-memory = "384M"
-reproducible = false  # free-running (see RUN_MODE)
-quantum = 0
-[workload]
-name = "shell"
-args = {{ script = {json.dumps(script)} }}
-""")
+    runs = run_debug_study(tmp_path, "ldu-safety", "ldu", ["ldu=global", "ldu=off", "ldu=percpu"],
+                           "384M", script)
     assert len(runs) == 3
     stats = {}
     idle = {}
@@ -218,25 +218,14 @@ def test_ldu_keeps_the_rmap_walk_order(tmp_path):
               "ldustress --dir $MANYLAB_WORKDIR --duration 20 --forkers 2 --movers 2 "
               "--min-forks 11 --min-file-checks 6 --min-pages-moved 201; "
               "rc=$?; " + LDU_STATS + "; exit $rc")
-    runs = run_study(tmp_path, "ldu-order", f"""
-[kernel]
-variant = "ldu"
-fragments = ["debug"]
-cmdline = ["ldu=global", "ldu=percpu"]
-[machine]
-vcpus = 8
-memory = "384M"
-numa = [{{size = "192M", cpus = "0-7"}}, {{size = "192M"}}]  # node 1: memory only
-reproducible = false  # free-running (see RUN_MODE), with the vCPU switch
-quantum = 1000
-# Booted: restored from a snapshot, this free-running stress made 4-7x fewer operations than
-# booted (forks 3-7 against 25-28 in 20 s, under the same host load) while a plain fork loop
-# on the same kernel ran at the same rate both ways; the floors below are a booted guest's.
-snapshot = "off"
-[workload]
-name = "shell"
-args = {{ script = {json.dumps(script)} }}
-""")
+    # free-running with the vCPU switch (quantum 1000). Booted: restored from a snapshot, this
+    # free-running stress made 4-7x fewer operations than booted (forks 3-7 against 25-28 in
+    # 20 s, under the same host load) while a plain fork loop on the same kernel ran at the same
+    # rate both ways; the floors below are a booted guest's.
+    runs = run_debug_study(tmp_path, "ldu-order", "ldu", ["ldu=global", "ldu=percpu"], "384M",
+                           script, quantum=1000,
+                           machine='numa = [{size = "192M", cpus = "0-7"}, {size = "192M"}]  '
+                                   '# node 1: memory only\nsnapshot = "off"\n')
     assert len(runs) == 2
     for params, outputs, _ in runs:
         lockdep, mode, order_checks, stress, counters = outputs
@@ -274,21 +263,9 @@ def test_finerlru_no_premature_memcg_oom_at_factors_1_256(tmp_path):
     """Folios parked in the per-CPU lru_add batches are bounded (at most 30 per CPU, 15 at
     factor 1): in a 16 MiB memory cgroup with pinned writers and readers on all 8 vCPUs,
     factor 256 kills no more processes than factor 1 (none), and pwriter verifies its data."""
-    runs = run_study(tmp_path, "finerlru-memcg-oom", f"""
-[kernel]
-variant = "finerlru"
-fragments = ["debug"]
-cmdline = ["finer_lru.factor=1", "finer_lru.factor=256"]
-[machine]
-vcpus = 8
-memory = "512M"
-reproducible = false  # free-running (see RUN_MODE)
-quantum = 0
-[workload]
-name = "shell"
-fs = "ext2"
-args = {{ script = {json.dumps(MEMCG_OOM)} }}
-""")
+    runs = run_debug_study(tmp_path, "finerlru-memcg-oom", "finerlru",
+                           ["finer_lru.factor=1", "finer_lru.factor=256"], "512M", MEMCG_OOM,
+                           fs="ext2")
     assert len(runs) == 2
     by_factor = {}
     for params, outputs, _ in runs:

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers every lab workload uses: one rule for sizes and a monotonic clock.
+ * Helpers every lab workload uses: one rule for sizes, one for whole numbers, names and
+ * bad arguments, whole reads and writes, and a monotonic clock.
  *
  * A size is decimal digits with an optional K, M or G suffix (either case; powers of 1024)
  * and nothing after it: "4096", "64K", "8m", "2G". Signs, fractions, spaces, other suffixes
@@ -9,10 +10,14 @@
 #ifndef MANYLAB_UTIL_H
 #define MANYLAB_UTIL_H
 
+#include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* 0 and *out set on a valid size, -1 otherwise (*out untouched). */
 static inline int manylab_parse_size(const char *text, uint64_t *out)
@@ -51,6 +56,96 @@ static inline uint64_t manylab_size_arg(const char *prog, const char *flag, cons
 		exit(2);
 	}
 	return value;
+}
+
+/* 0 and *out set when text is a whole decimal number (strtol's syntax) in [min, max], else -1. */
+static inline int manylab_parse_whole(const char *text, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || end == text || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* The index of text among names[0..n-1], or -1. */
+static inline int manylab_name_index(const char *text, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(text, names[i]))
+			return i;
+	return -1;
+}
+
+/* The index of text among names[0..n-1]; another text exits 2 after the usage on stderr. */
+static inline int manylab_name_arg(const char *text, const char *const *names, int n,
+				   void (*usage)(FILE *out))
+{
+	int i = manylab_name_index(text, names, n);
+
+	if (i < 0) {
+		usage(stderr);
+		exit(2);
+	}
+	return i;
+}
+
+/* Arguments the program refuses: the message (a printf format) and the usage on stderr; -1. */
+static inline int __attribute__((format(printf, 2, 3)))
+manylab_bad_args(void (*usage)(FILE *out), const char *format, ...)
+{
+	va_list ap;
+
+	va_start(ap, format);
+	vfprintf(stderr, format, ap);
+	va_end(ap);
+	usage(stderr);
+	return -1;
+}
+
+/* Reads up to len bytes from fd (through signals) until end of file or an error; how many. */
+static inline size_t manylab_read_upto(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	return got;
+}
+
+/* 0 when all len bytes were read from fd, -1 at end of file or on an error. */
+static inline int manylab_read_all(int fd, void *buf, size_t len)
+{
+	return manylab_read_upto(fd, buf, len) == len ? 0 : -1;
+}
+
+/* 0 when all len bytes were written to fd (through signals), -1 on an error. */
+static inline int manylab_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }
 
 static inline double manylab_now(void)

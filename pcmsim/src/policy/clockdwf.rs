@@ -192,9 +192,7 @@ impl Policy for ClockDwf {
         }
     }
 
-    fn resident(&self) -> usize {
-        self.map.len()
-    }
+    resident_pages_are_mapped!();
 }
 
 #[cfg(test)]
@@ -230,26 +228,8 @@ mod tests {
     /// wear: frame 1: #1 #4 #6 #8 = 4; frame 2: #5 #9 = 2.
     #[test]
     fn hand_trace() {
-        let t = [
-            (1, 'R'),
-            (2, 'W'),
-            (1, 'R'),
-            (1, 'W'),
-            (3, 'R'),
-            (4, 'R'),
-            (3, 'R'),
-            (5, 'R'),
-            (3, 'W'),
-            (1, 'R'),
-        ];
-        let r = run("clock-dwf", 1, 2, &fg_all(&t));
-        assert_eq!((r.total.hits, r.total.dram_hits, r.total.pcm_hits), (5, 0, 5));
-        assert_eq!((r.total.evictions, r.total.writebacks), (2, 1));
-        assert_eq!((r.total.to_dram, r.total.to_pcm), (2, 2));
-        assert_eq!(r.total.ops, [2, 6, 10, 6, 5, 1]);
-        assert_eq!(r.time, 6328.0);
-        assert_close(r.energy, 255_590.4);
-        assert_eq!(r.wear, vec![4, 2]);
+        let r = run("clock-dwf", 1, 2, &trace("R1 W2 R1 W1 R3 R4 R3 R5 W3 R1"));
+        r.check([5, 0, 5], [2, 1], [2, 2], [2, 6, 10, 6, 5, 1], [6328.0, 255_590.4], &[4, 2]);
     }
 
     /// Frequently written DRAM pages survive; a page written once is demoted first.

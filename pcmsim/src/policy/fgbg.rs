@@ -162,21 +162,10 @@ impl Policy for FgBg {
                 (id, frame, dev)
             }
         };
-        m.access(dev, frame, write);
-        let node = self.links.node_mut(id);
-        node.dirty |= write;
-        node.fg = fg;
+        self.links.access(m, id, dev, frame, write, fg);
     }
 
-    #[inline]
-    fn prefetch(&self, key: u64) {
-        self.map.prefetch(key);
-    }
-
-    #[inline]
-    fn prefetch_slot(&self, key: u64) {
-        self.links.prefetch_slot_of(&self.map, key);
-    }
+    linked_lookups!();
 
     #[inline]
     fn prefetch_near(&self, key: u64, foreground: bool) {
@@ -188,9 +177,7 @@ impl Policy for FgBg {
         }
     }
 
-    fn resident(&self) -> usize {
-        self.map.len()
-    }
+    resident_pages_are_mapped!();
 }
 
 #[cfg(test)]
@@ -237,27 +224,10 @@ mod tests {
     ///       frame 2: #5 fill = 1.
     #[test]
     fn hand_trace() {
-        let t = [
-            (1, 'W', false),
-            (9, 'R', true),
-            (1, 'R', true),
-            (1, 'W', true),
-            (3, 'R', false),
-            (4, 'R', false),
-            (3, 'R', false),
-            (5, 'R', true),
-            (1, 'W', true),
-        ];
-        let r = run("fgbg", 1, 2, &t);
-        assert_eq!((r.total.hits, r.total.dram_hits, r.total.pcm_hits), (4, 0, 4));
-        assert_eq!((r.total.evictions, r.total.writebacks), (2, 0));
-        assert_eq!((r.total.to_dram, r.total.to_pcm), (1, 2));
-        assert_eq!(r.total.ops, [4, 4, 5, 7, 5, 0]);
-        assert_eq!(r.time, 5368.0);
+        let r = run("fgbg", 1, 2, &trace("w1 R9 R1 W1 r3 r4 r3 R5 W1"));
+        r.check([4, 0, 4], [2, 0], [1, 2], [4, 4, 5, 7, 5, 0], [5368.0, 271_974.4], &[6, 1]);
         assert_eq!(r.fg_time, 2162.0);
         assert_eq!(r.fg.requests, 5);
-        assert_close(r.energy, 271_974.4);
-        assert_eq!(r.wear, vec![6, 1]);
     }
 
     /// A page written by a background process, then re-read twice by the foreground app, then

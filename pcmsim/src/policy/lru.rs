@@ -69,32 +69,11 @@ impl Policy for Lru {
                 f
             }
         };
-        m.access(dev_of(f, self.dram), f, write);
-        let node = self.links.node_mut(f);
-        node.dirty |= write;
-        node.fg = fg;
+        self.links.access(m, f, dev_of(f, self.dram), f, write, fg);
     }
 
-    #[inline]
-    fn prefetch(&self, key: u64) {
-        self.map.prefetch(key);
-    }
-
-    #[inline]
-    fn prefetch_slot(&self, key: u64) {
-        self.links.prefetch_slot_of(&self.map, key);
-    }
-
-    #[inline]
-    fn prefetch_near(&self, key: u64, _foreground: bool) {
-        if !self.links.prefetch_neighbors_of(&self.map, key) {
-            self.links.prefetch_tail(&self.list, |k| self.map.prefetch(k));
-        }
-    }
-
-    fn resident(&self) -> usize {
-        self.map.len()
-    }
+    linked_lookups!(list);
+    resident_pages_are_mapped!();
 }
 
 #[cfg(test)]
@@ -125,19 +104,11 @@ mod tests {
     /// PCM wear: frame 1 = fill A, access A, fill E = 3; frame 2 = fill B, fill D = 2.
     #[test]
     fn hand_trace() {
-        let trace = [(1, 'W'), (2, 'R'), (3, 'W'), (1, 'R'), (4, 'R'), (3, 'W'), (5, 'R')];
-        let r = run("lru", 1, 2, &fg_all(&trace));
-        assert_eq!(r.total.hits, 2);
-        assert_eq!((r.total.dram_hits, r.total.pcm_hits), (1, 1));
-        assert_eq!((r.total.evictions, r.total.writebacks), (2, 1));
-        assert_eq!(r.total.ops, [0, 3, 5, 5, 5, 1]);
-        assert_eq!((r.total.to_dram, r.total.to_pcm), (0, 0));
-        assert_eq!(r.time, 6263.0);
+        let r = run("lru", 1, 2, &trace("W1 R2 W3 R1 R4 W3 R5"));
+        r.check([2, 1, 1], [2, 1], [0, 0], [0, 3, 5, 5, 5, 1], [6263.0, 190_054.4], &[3, 2]);
         // paper-evict reading: no storage charge per transfer, 1000 per eviction (2 here):
         // 3 + 10 + 250 + 2 * 1000 = 2263.
         assert_eq!(crate::model::TimeModel::paper_evict().time(&r.total), 2263.0);
-        assert_close(r.energy, 190_054.4);
-        assert_eq!(r.wear, vec![3, 2]);
     }
 
     /// Foreground pages evicted by background requests (frames as in `hand_trace`):
@@ -155,16 +126,7 @@ mod tests {
     ///   paper-evict-fg: 1156 + 1 foreground victim of the background * 1000 = 2156
     #[test]
     fn foreground_victims_of_background_requests() {
-        let trace = [
-            (1, 'R', true),
-            (2, 'R', true),
-            (3, 'R', false),
-            (4, 'R', false),
-            (5, 'R', true),
-            (3, 'R', false),
-            (6, 'R', false),
-        ];
-        let r = run("lru", 1, 2, &trace);
+        let r = run("lru", 1, 2, &trace("R1 R2 r3 r4 R5 r3 r6"));
         assert_eq!((r.fg.evictions, r.fg.fg_victims), (1, 1));
         assert_eq!((r.other.evictions, r.other.fg_victims), (2, 1));
         assert_eq!(r.fg.ops, [0, 0, 3, 3, 3, 0]);

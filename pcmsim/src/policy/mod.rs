@@ -5,6 +5,43 @@
 //! `fill`, any `evict`/`migrate` it causes, and finally `access` for the request's own read or
 //! write on the frame that holds the page afterwards.
 
+/// Trait methods that the policies whose `self.map` finds each page's node in `self.links`
+/// write alike, expanded inside their `impl Policy`: `prefetch` (the key's hash bucket) and
+/// `prefetch_slot` (its node); given a list, also `prefetch_near`: the node's list neighbours
+/// or, for a miss, what evicting the tail of that list will touch.
+macro_rules! linked_lookups {
+    () => {
+        #[inline]
+        fn prefetch(&self, key: u64) {
+            self.map.prefetch(key);
+        }
+
+        #[inline]
+        fn prefetch_slot(&self, key: u64) {
+            self.links.prefetch_slot_of(&self.map, key);
+        }
+    };
+    ($victims:ident) => {
+        linked_lookups!();
+
+        #[inline]
+        fn prefetch_near(&self, key: u64, _foreground: bool) {
+            if !self.links.prefetch_neighbors_of(&self.map, key) {
+                self.links.prefetch_tail(&self.$victims, |k| self.map.prefetch(k));
+            }
+        }
+    };
+}
+
+/// `resident` of a policy whose `self.map` holds its resident pages and nothing else.
+macro_rules! resident_pages_are_mapped {
+    () => {
+        fn resident(&self) -> usize {
+            self.map.len()
+        }
+    };
+}
+
 mod clockdwf;
 mod fgbg;
 mod frames;

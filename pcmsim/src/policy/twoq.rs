@@ -134,28 +134,10 @@ impl Policy for TwoQ {
             }
             None => self.place(key, false, m),
         };
-        m.access(dev_of(f, self.dram), f, write);
-        let node = self.links.node_mut(f);
-        node.dirty |= write;
-        node.fg = fg;
+        self.links.access(m, f, dev_of(f, self.dram), f, write, fg);
     }
 
-    #[inline]
-    fn prefetch(&self, key: u64) {
-        self.map.prefetch(key);
-    }
-
-    #[inline]
-    fn prefetch_slot(&self, key: u64) {
-        self.links.prefetch_slot_of(&self.map, key);
-    }
-
-    #[inline]
-    fn prefetch_near(&self, key: u64, _foreground: bool) {
-        if !self.links.prefetch_neighbors_of(&self.map, key) {
-            self.links.prefetch_tail(&self.a1in, |k| self.map.prefetch(k));
-        }
-    }
+    linked_lookups!(a1in);
 
     fn resident(&self) -> usize {
         self.am.len + self.a1in.len
@@ -199,26 +181,9 @@ mod tests {
     ///       frame 3: #4, #9 fill, #9 access = 3.
     #[test]
     fn hand_trace() {
-        let t = [
-            (1, 'W'),
-            (2, 'R'),
-            (1, 'R'),
-            (3, 'R'),
-            (4, 'W'),
-            (5, 'R'),
-            (1, 'R'),
-            (1, 'R'),
-            (6, 'W'),
-            (2, 'R'),
-            (7, 'R'),
-        ];
-        let r = run_with("2q", 1, 3, &fg_all(&t), &PolicyParams::default());
-        assert_eq!(r.total.hits, 2);
-        assert_eq!((r.total.evictions, r.total.writebacks), (5, 2));
-        assert_eq!(r.total.ops, [2, 3, 8, 9, 9, 2]);
-        assert_eq!(r.time, 11471.0);
-        assert_close(r.energy, 337_510.4);
-        assert_eq!(r.wear, vec![4, 2, 3]);
+        let t = trace("W1 R2 R1 R3 W4 R5 R1 R1 W6 R2 R7");
+        let r = run_with("2q", 1, 3, &t, &PolicyParams::default());
+        r.check([2, 0, 2], [5, 2], [0, 0], [2, 3, 8, 9, 9, 2], [11471.0, 337_510.4], &[4, 2, 3]);
     }
 
     /// Am is LRU: with Kin large (1.0 -> Kin = n) A1in is never over its limit, so once full
