@@ -84,6 +84,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "manylab_procs.h"
 #include "manylab_roi.h"
 #include "manylab_util.h"
 
@@ -1189,21 +1190,6 @@ static void usage(FILE *out)
 "Prints one line: MANYLAB-RESULT {json}.\n", MAX_APPS);
 }
 
-static long long_arg(const char *flag, const char *text, long min, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || end == text || *end || v < min || v > max) {
-		fprintf(stderr, "%s: %s wants a whole number from %ld to %ld, not '%s'\n", PROG,
-			flag, min, max, text);
-		exit(2);
-	}
-	return v;
-}
-
 static double double_arg(const char *flag, const char *text, double min, double max)
 {
 	char *end;
@@ -1247,17 +1233,17 @@ static void parse_options(int argc, char **argv)
 			}
 			break;
 		case 'R': o.replay = optarg; break;
-		case 'n': o.requests = long_arg("--requests", optarg, 0, LONG_MAX / 2); break;
-		case 'a': o.apps = (int)long_arg("--apps", optarg, 1, MAX_APPS); break;
-		case 'p': o.pages = long_arg("--pages", optarg, 1, 1L << 28); break;
-		case 'f': o.files = (int)long_arg("--files", optarg, 1, 256); break;
+		case 'n': o.requests = manylab_num_arg(PROG, "--requests", optarg, 0, LONG_MAX / 2); break;
+		case 'a': o.apps = (int)manylab_num_arg(PROG, "--apps", optarg, 1, MAX_APPS); break;
+		case 'p': o.pages = manylab_num_arg(PROG, "--pages", optarg, 1, 1L << 28); break;
+		case 'f': o.files = (int)manylab_num_arg(PROG, "--files", optarg, 1, 256); break;
 		case 'z': o.zipf = double_arg("--zipf", optarg, 0, 10); break;
 		case 'F': o.fg_share = double_arg("--fg-share", optarg, 0, 1); break;
-		case 'l': o.slice = long_arg("--slice", optarg, 1, LONG_MAX / 2); break;
-		case 'w': o.switch_every = long_arg("--switch-every", optarg, 0, LONG_MAX); break;
+		case 'l': o.slice = manylab_num_arg(PROG, "--slice", optarg, 1, LONG_MAX / 2); break;
+		case 'w': o.switch_every = manylab_num_arg(PROG, "--switch-every", optarg, 0, LONG_MAX); break;
 		case 'W': o.write_pages = double_arg("--write-pages", optarg, 0, 1); break;
 		case 'P': o.write_prob = double_arg("--write-prob", optarg, 0, 1); break;
-		case 'S': o.seed = (uint64_t)long_arg("--seed", optarg, 0, LONG_MAX); break;
+		case 'S': o.seed = (uint64_t)manylab_num_arg(PROG, "--seed", optarg, 0, LONG_MAX); break;
 		case 'e': o.serial = 1; break;
 		case 'M': o.mincore = 0; break;
 		case 'r': o.prepare = 1; o.keep = 1; break;
