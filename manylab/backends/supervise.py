@@ -80,48 +80,50 @@ def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float,
                                 stderr=err_sink, start_new_session=True)
         with _live_lock:
             _live.add(proc)
-        assert proc.stdout is not None
-        selector = selectors.DefaultSelector()
-        selector.register(proc.stdout, selectors.EVENT_READ)
-        pending = b""
-        peak_rss_mib: float | None = None
-        rss_read_at = 0.0
-        while True:
-            if time.monotonic() - rss_read_at > RSS_READ_EVERY_S:
-                rss_read_at = time.monotonic()
-                peak_rss_mib = _peak_rss_mib(proc.pid) or peak_rss_mib
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = not state.fatal
-                break
-            if not selector.select(timeout=min(remaining, 1.0)):
-                if proc.poll() is not None:
+        try:
+            assert proc.stdout is not None
+            selector = selectors.DefaultSelector()
+            selector.register(proc.stdout, selectors.EVENT_READ)
+            pending = b""
+            peak_rss_mib: float | None = None
+            rss_read_at = 0.0
+            while True:
+                if time.monotonic() - rss_read_at > RSS_READ_EVERY_S:
+                    rss_read_at = time.monotonic()
+                    peak_rss_mib = _peak_rss_mib(proc.pid) or peak_rss_mib
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    timed_out = not state.fatal
                     break
-                continue
-            chunk = os.read(proc.stdout.fileno(), 65536)
-            if not chunk:
-                break
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for raw in lines:
-                text = raw.decode("utf-8", "replace")
-                sink.write(text + "\n")
+                if not selector.select(timeout=min(remaining, 1.0)):
+                    if proc.poll() is not None:
+                        break
+                    continue
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for raw in lines:
+                    text = raw.decode("utf-8", "replace")
+                    sink.write(text + "\n")
+                    state.feed(text)
+                    if state.booted and boot_seconds is None:
+                        boot_seconds = time.monotonic() - started
+                    if on_line is not None:
+                        sink.flush()
+                        on_line(text)
+                sink.flush()
+                if state.fatal:
+                    deadline = min(deadline, time.monotonic() + GRACE_AFTER_FATAL_S)
+            if pending:
+                text = pending.decode("utf-8", "replace")
+                sink.write(text)
                 state.feed(text)
-                if state.booted and boot_seconds is None:
-                    boot_seconds = time.monotonic() - started
-                if on_line is not None:
-                    sink.flush()
-                    on_line(text)
-            sink.flush()
-            if state.fatal:
-                deadline = min(deadline, time.monotonic() + GRACE_AFTER_FATAL_S)
-        if pending:
-            text = pending.decode("utf-8", "replace")
-            sink.write(text)
-            state.feed(text)
-        _stop(proc)
-        with _live_lock:
-            _live.discard(proc)
+        finally:
+            _stop(proc)
+            with _live_lock:
+                _live.discard(proc)
     if _stopping.is_set():
         raise Interrupted
     stderr_tail = stderr_log.read_text(errors="replace").strip().splitlines()[-5:]
