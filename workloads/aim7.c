@@ -142,11 +142,7 @@ static char nbuf[BLOCK];
 
 static uint64_t rnd(struct user *u)
 {
-	uint64_t z = (u->rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return manylab_splitmix(&u->rng);
 }
 
 static double rnd01(struct user *u)
@@ -1373,6 +1369,40 @@ static void cleanup(void)
 	rmdir(base);
 }
 
+/* ---- the command line ---- */
+
+static const struct option long_options[] = {
+	{ "users", 1, 0, 'u' }, { "users-per-cpu", 1, 0, 'U' }, { "jobs", 1, 0, 'j' },
+	{ "scale", 1, 0, 's' }, { "seed", 1, 0, 'S' }, { "dirs", 1, 0, 'D' },
+	{ "dir", 1, 0, 'd' }, { "list", 0, 0, 'l' }, { "keep", 0, 0, 'k' },
+	{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+};
+
+/* One option for manylab_getopt: 0 when taken. */
+static int take_option(int option, char *arg)
+{
+	char *end;
+
+	switch (option) {
+	case 'u': o.users = (int)manylab_num_arg(PROG, "--users", arg, 1, MAX_USERS); return 0;
+	case 'U': o.users_per_cpu = (int)manylab_num_arg(PROG, "--users-per-cpu", arg, 1, MAX_USERS); return 0;
+	case 'j': o.jobs = (int)manylab_num_arg(PROG, "--jobs", arg, 1, 100000); return 0;
+	case 's':
+		o.scale = strtod(arg, &end);
+		if (*end || !(o.scale > 0) || o.scale > 100) {
+			fprintf(stderr, "aim7: --scale must be a number in (0, 100]\n");
+			exit(2);
+		}
+		return 0;
+	case 'S': o.seed = (uint64_t)manylab_num_arg(PROG, "--seed", arg, 0, 0x7fffffffffffffffL); return 0;
+	case 'D': o.dirs = (int)manylab_num_arg(PROG, "--dirs", arg, 1, MAX_DIRS); return 0;
+	case 'd': o.dir = arg; return 0;
+	case 'l': o.list = 1; return 0;
+	case 'k': o.keep = 1; return 0;
+	default: return -1;
+	}
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -1403,43 +1433,16 @@ static void print_list(void)
 
 int main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "users", 1, 0, 'u' }, { "users-per-cpu", 1, 0, 'U' }, { "jobs", 1, 0, 'j' },
-		{ "scale", 1, 0, 's' }, { "seed", 1, 0, 'S' }, { "dirs", 1, 0, 'D' },
-		{ "dir", 1, 0, 'd' }, { "list", 0, 0, 'l' }, { "keep", 0, 0, 'k' },
-		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
-	};
-	int c, ncpus, ready[2], results[2], bad = 0, own_group;
+	int ncpus, ready[2], results[2], bad = 0, own_group;
 	struct urec *recs, tot = { 0 };
 	struct manylab_gun_run run;
 	struct rusage ru;
 	pid_t *pids;
 	double sum = 0, sumsq = 0, umin = 0, umax = 0, cpu_s, elapsed, mean, jpm;
-	char *end;
 	size_t want;
 	int jti, first_fail = -1, first_errno = 0;
 
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'u': o.users = (int)manylab_num_arg(PROG, "--users", optarg, 1, MAX_USERS); break;
-		case 'U': o.users_per_cpu = (int)manylab_num_arg(PROG, "--users-per-cpu", optarg, 1, MAX_USERS); break;
-		case 'j': o.jobs = (int)manylab_num_arg(PROG, "--jobs", optarg, 1, 100000); break;
-		case 's':
-			o.scale = strtod(optarg, &end);
-			if (*end || !(o.scale > 0) || o.scale > 100) {
-				fprintf(stderr, "aim7: --scale must be a number in (0, 100]\n");
-				return 2;
-			}
-			break;
-		case 'S': o.seed = (uint64_t)manylab_num_arg(PROG, "--seed", optarg, 0, 0x7fffffffffffffffL); break;
-		case 'D': o.dirs = (int)manylab_num_arg(PROG, "--dirs", optarg, 1, MAX_DIRS); break;
-		case 'd': o.dir = optarg; break;
-		case 'l': o.list = 1; break;
-		case 'k': o.keep = 1; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
+	manylab_getopt(argc, argv, "h", long_options, usage, take_option);
 	if (optind != argc || o.jobs < 1 || o.jobs > 100000 || o.users < 0 ||
 	    o.users_per_cpu < 0 || o.dirs < 0 || o.dirs > MAX_DIRS) {
 		usage(stderr);

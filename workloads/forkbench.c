@@ -271,6 +271,34 @@ static void worker(int w, struct wstats *st, struct ctl *ctl)
 	_exit(0);
 }
 
+/* ---- the command line ---- */
+
+static void usage(FILE *f);
+
+static const struct option long_options[] = {
+	{ "mode", 1, 0, 'M' }, { "workers", 1, 0, 'w' },
+	{ "duration", 1, 0, 't' }, { "iterations", 1, 0, 'n' },
+	{ "warmup", 1, 0, 'W' }, { "parent-anon", 1, 0, 'a' },
+	{ "file-size", 1, 0, 'f' }, { "dir", 1, 0, 'd' },
+	{ "task", 1, 0, 'T' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+};
+
+/* One option for manylab_getopt: 0 when taken. */
+static int take_option(int option, char *arg)
+{
+	switch (option) {
+	case 'M': o.mode = manylab_name_arg(arg, mode_name, 3, usage); return 0;
+	case 'w': o.workers = atoi(arg); return 0;
+	case 't': o.duration = atof(arg); return 0;
+	case 'n': o.iterations = strtoull(arg, 0, 10); return 0;
+	case 'W': o.warmup = atof(arg); return 0;
+	case 'a': o.parent_anon = manylab_size_arg("forkbench", "--parent-anon", arg); return 0;
+	case 'f': o.file_size = manylab_size_arg("forkbench", "--file-size", arg); return 0;
+	case 'd': o.dir = arg; return 0;
+	default: return -1;
+	}
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -288,18 +316,11 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "mode", 1, 0, 'M' }, { "workers", 1, 0, 'w' },
-		{ "duration", 1, 0, 't' }, { "iterations", 1, 0, 'n' },
-		{ "warmup", 1, 0, 'W' }, { "parent-anon", 1, 0, 'a' },
-		{ "file-size", 1, 0, 'f' }, { "dir", 1, 0, 'd' },
-		{ "task", 1, 0, 'T' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
-	};
 	pid_t wp[MAX_WORKERS];
 	struct wstats *stats, tot = { 0 };
 	struct ctl *ctl;
 	double t0, t1, tmin = 0, tmax = 0;
-	int c, bad = 0;
+	int bad = 0;
 
 	pagesz = sysconf(_SC_PAGESIZE);
 	if (argc == 3 && !strcmp(argv[1], "--task")) {
@@ -308,20 +329,7 @@ int main(int argc, char **argv)
 			return task_compute(20000);
 		return 0;
 	}
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'M': o.mode = manylab_name_arg(optarg, mode_name, 3, usage); break;
-		case 'w': o.workers = atoi(optarg); break;
-		case 't': o.duration = atof(optarg); break;
-		case 'n': o.iterations = strtoull(optarg, 0, 10); break;
-		case 'W': o.warmup = atof(optarg); break;
-		case 'a': o.parent_anon = manylab_size_arg("forkbench", "--parent-anon", optarg); break;
-		case 'f': o.file_size = manylab_size_arg("forkbench", "--file-size", optarg); break;
-		case 'd': o.dir = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
+	manylab_getopt(argc, argv, "h", long_options, usage, take_option);
 	if (optind != argc) {
 		usage(stderr);
 		return 2;

@@ -834,6 +834,46 @@ static int setup_memcg(void)
 	return 1;
 }
 
+/* ---- the command line ---- */
+
+static const struct option long_options[] = {
+	{ "dir", 1, 0, 'd' }, { "workers", 1, 0, 'w' },
+	{ "duration", 1, 0, 't' }, { "anon", 1, 0, 'a' },
+	{ "file-size", 1, 0, 'f' }, { "fanout", 1, 0, 'F' },
+	{ "depth", 1, 0, 'D' }, { "exec", 0, 0, 'e' },
+	{ "no-exec", 0, 0, 'E' }, { "hog", 1, 0, 'H' },
+	{ "zram", 1, 0, 'z' }, { "memcg", 1, 0, 'm' },
+	{ "compact", 1, 0, 'c' }, { "shared", 1, 0, 'S' },
+	{ "shared-pages", 1, 0, 'P' }, { "shared-holders", 1, 0, 'O' },
+	{ "seed", 1, 0, 's' },
+	{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+};
+
+/* One option for manylab_getopt: 0 when taken. */
+static int take_option(int option, char *arg)
+{
+	switch (option) {
+	case 'd': o.dir = arg; return 0;
+	case 'w': o.workers = atoi(arg); return 0;
+	case 't': o.duration = atof(arg); return 0;
+	case 'a': o.anon = manylab_size_arg("forkstress", "--anon", arg); return 0;
+	case 'f': o.file_size = manylab_size_arg("forkstress", "--file-size", arg); return 0;
+	case 'F': o.fanout = atoi(arg); return 0;
+	case 'D': o.depth = atoi(arg); return 0;
+	case 'e': o.exec = 1; return 0;
+	case 'E': o.exec = 0; return 0;
+	case 'H': o.hog = manylab_size_arg("forkstress", "--hog", arg); return 0;
+	case 'z': o.zram = manylab_size_arg("forkstress", "--zram", arg); return 0;
+	case 'm': o.memcg = manylab_size_arg("forkstress", "--memcg", arg); return 0;
+	case 'c': o.compact = atof(arg); return 0;
+	case 'S': o.shared = manylab_size_arg("forkstress", "--shared", arg); return 0;
+	case 'P': o.shared_pages = atoi(arg); return 0;
+	case 'O': o.shared_holders = atoi(arg); return 0;
+	case 's': o.seed = strtoul(arg, 0, 10); return 0;
+	default: return -1;
+	}
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -867,23 +907,11 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "dir", 1, 0, 'd' }, { "workers", 1, 0, 'w' },
-		{ "duration", 1, 0, 't' }, { "anon", 1, 0, 'a' },
-		{ "file-size", 1, 0, 'f' }, { "fanout", 1, 0, 'F' },
-		{ "depth", 1, 0, 'D' }, { "exec", 0, 0, 'e' },
-		{ "no-exec", 0, 0, 'E' }, { "hog", 1, 0, 'H' },
-		{ "zram", 1, 0, 'z' }, { "memcg", 1, 0, 'm' },
-		{ "compact", 1, 0, 'c' }, { "shared", 1, 0, 'S' },
-		{ "shared-pages", 1, 0, 'P' }, { "shared-holders", 1, 0, 'O' },
-		{ "seed", 1, 0, 's' },
-		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
-	};
 	struct sigaction sa = { .sa_handler = bus_handler };
 	pid_t wp[MAX_WORKERS], hp[MAX_WORKERS], hog_pid = 0, comp_pid = 0;
 	int holders = 0;
 	struct wstats tot = { 0 };
-	int zram_on, memcg_on, bad = 0, c, first_fail = 0, first_signal = 0;
+	int zram_on, memcg_on, bad = 0, first_fail = 0, first_signal = 0;
 	double t0, t1;
 
 	pagesz = sysconf(_SC_PAGESIZE);
@@ -897,29 +925,7 @@ int main(int argc, char **argv)
 				       atoi(argv[4]), strtoull(argv[5], 0, 10));
 	}
 
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'd': o.dir = optarg; break;
-		case 'w': o.workers = atoi(optarg); break;
-		case 't': o.duration = atof(optarg); break;
-		case 'a': o.anon = manylab_size_arg("forkstress", "--anon", optarg); break;
-		case 'f': o.file_size = manylab_size_arg("forkstress", "--file-size", optarg); break;
-		case 'F': o.fanout = atoi(optarg); break;
-		case 'D': o.depth = atoi(optarg); break;
-		case 'e': o.exec = 1; break;
-		case 'E': o.exec = 0; break;
-		case 'H': o.hog = manylab_size_arg("forkstress", "--hog", optarg); break;
-		case 'z': o.zram = manylab_size_arg("forkstress", "--zram", optarg); break;
-		case 'm': o.memcg = manylab_size_arg("forkstress", "--memcg", optarg); break;
-		case 'c': o.compact = atof(optarg); break;
-		case 'S': o.shared = manylab_size_arg("forkstress", "--shared", optarg); break;
-		case 'P': o.shared_pages = atoi(optarg); break;
-		case 'O': o.shared_holders = atoi(optarg); break;
-		case 's': o.seed = strtoul(optarg, 0, 10); break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
+	manylab_getopt(argc, argv, "h", long_options, usage, take_option);
 	if (optind != argc) {
 		usage(stderr);
 		return 2;

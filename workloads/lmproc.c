@@ -118,6 +118,28 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* ---- the command line ---- */
+
+static void usage(FILE *f);
+
+static const struct option long_options[] = {
+	{ "mode", 1, 0, 'M' }, { "parallel", 1, 0, 'P' }, { "iterations", 1, 0, 'n' },
+	{ "warmup", 1, 0, 'W' }, { "help", 0, 0, 'h' },
+	{ 0, 0, 0, 0 },
+};
+
+/* One option for manylab_getopt: 0 when taken. */
+static int take_option(int option, char *arg)
+{
+	switch (option) {
+	case 'M': o.mode = manylab_name_arg(arg, mode_name, 3, usage); return 0;
+	case 'P': o.parallel = (int)manylab_num_arg(PROG, "--parallel", arg, 1, MAX_PARALLEL); return 0;
+	case 'n': o.iterations = manylab_num_arg(PROG, "--iterations", arg, 1, 1000000000L); return 0;
+	case 'W': o.warmup = manylab_num_arg(PROG, "--warmup", arg, 0, 1000000000L); return 0;
+	default: return -1;
+	}
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -132,12 +154,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "mode", 1, 0, 'M' }, { "parallel", 1, 0, 'P' }, { "iterations", 1, 0, 'n' },
-		{ "warmup", 1, 0, 'W' }, { "help", 0, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	int c, ready[2], results[2], bad = 0, own_group, ncpus, failed = 0, fail_errno = 0;
+	int ready[2], results[2], bad = 0, own_group, ncpus, failed = 0, fail_errno = 0;
 	struct manylab_gun_run run;
 	struct crec *recs;
 	double *per_op, elapsed, sum = 0, med;
@@ -152,16 +169,7 @@ int main(int argc, char **argv)
 		(void)r;
 		return 0;
 	}
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'M': o.mode = manylab_name_arg(optarg, mode_name, 3, usage); break;
-		case 'P': o.parallel = (int)manylab_num_arg(PROG, "--parallel", optarg, 1, MAX_PARALLEL); break;
-		case 'n': o.iterations = manylab_num_arg(PROG, "--iterations", optarg, 1, 1000000000L); break;
-		case 'W': o.warmup = manylab_num_arg(PROG, "--warmup", optarg, 0, 1000000000L); break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
+	manylab_getopt(argc, argv, "h", long_options, usage, take_option);
 	ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (o.parallel == -1)
 		o.parallel = ncpus;

@@ -487,6 +487,49 @@ static uint64_t mem_total(void)
 	return read_u64_file("/proc/meminfo", "MemTotal") * 1024;
 }
 
+/* ---- the command line ---- */
+
+static const struct option long_options[] = {
+	{ "dir", required_argument, 0, 'd' },
+	{ "writers", required_argument, 0, 'w' },
+	{ "size", required_argument, 0, 's' },
+	{ "mmappers", required_argument, 0, 'm' },
+	{ "mmap-size", required_argument, 0, 1 },
+	{ "thp", required_argument, 0, 't' },
+	{ "thp-size", required_argument, 0, 2 },
+	{ "memcg-writers", required_argument, 0, 'c' },
+	{ "memcg-max", required_argument, 0, 3 },
+	{ "compact-interval", required_argument, 0, 4 },
+	{ "rounds", required_argument, 0, 'r' },
+	{ "duration", required_argument, 0, 'D' },
+	{ "seed", required_argument, 0, 5 },
+	{ "keep", no_argument, 0, 6 },
+	{ "help", no_argument, 0, 'h' },
+	{ 0, 0, 0, 0 }
+};
+
+/* One option for manylab_getopt: 0 when taken. */
+static int take_option(int option, char *arg)
+{
+	switch (option) {
+	case 'd': opt.dir = arg; return 0;
+	case 'w': opt.writers = atoi(arg); return 0;
+	case 's': opt.total_bytes = manylab_size_arg("lrustress", "--size", arg); return 0;
+	case 'm': opt.mmappers = atoi(arg); return 0;
+	case 1: opt.mmap_bytes = manylab_size_arg("lrustress", "--mmap-size", arg); return 0;
+	case 't': opt.thps = atoi(arg); return 0;
+	case 2: opt.thp_bytes = manylab_size_arg("lrustress", "--thp-size", arg); return 0;
+	case 'c': opt.memcg_writers = atoi(arg); return 0;
+	case 3: opt.memcg_max = manylab_size_arg("lrustress", "--memcg-max", arg); return 0;
+	case 4: opt.compact_interval = atof(arg); return 0;
+	case 'r': opt.rounds = atoi(arg); return 0;
+	case 'D': opt.duration = atof(arg); return 0;
+	case 5: opt.seed = strtoull(arg, NULL, 0); return 0;
+	case 6: opt.keep = 1; return 0;
+	default: return -1;
+	}
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -514,25 +557,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "dir", required_argument, 0, 'd' },
-		{ "writers", required_argument, 0, 'w' },
-		{ "size", required_argument, 0, 's' },
-		{ "mmappers", required_argument, 0, 'm' },
-		{ "mmap-size", required_argument, 0, 1 },
-		{ "thp", required_argument, 0, 't' },
-		{ "thp-size", required_argument, 0, 2 },
-		{ "memcg-writers", required_argument, 0, 'c' },
-		{ "memcg-max", required_argument, 0, 3 },
-		{ "compact-interval", required_argument, 0, 4 },
-		{ "rounds", required_argument, 0, 'r' },
-		{ "duration", required_argument, 0, 'D' },
-		{ "seed", required_argument, 0, 5 },
-		{ "keep", no_argument, 0, 6 },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 }
-	};
-	int nworkers, i, c, memcg_ok = 0, failed = 0, oom_kills = 0;
+	int nworkers, i, memcg_ok = 0, failed = 0, oom_kills = 0;
 	uint64_t per_writer, tot_w = 0, tot_v = 0, tot_bad = 0, tot_err = 0;
 	uint64_t tot_mlock = 0, tot_split = 0, tot_dn = 0, tot_comp = 0;
 	uint64_t tot_cold = 0;
@@ -541,26 +566,7 @@ int main(int argc, char **argv)
 	double t0, t1;
 	const char *memcg_err = "";
 
-	while ((c = getopt_long(argc, argv, "d:w:s:m:t:c:r:D:h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'd': opt.dir = optarg; break;
-		case 'w': opt.writers = atoi(optarg); break;
-		case 's': opt.total_bytes = manylab_size_arg("lrustress", "--size", optarg); break;
-		case 'm': opt.mmappers = atoi(optarg); break;
-		case 1: opt.mmap_bytes = manylab_size_arg("lrustress", "--mmap-size", optarg); break;
-		case 't': opt.thps = atoi(optarg); break;
-		case 2: opt.thp_bytes = manylab_size_arg("lrustress", "--thp-size", optarg); break;
-		case 'c': opt.memcg_writers = atoi(optarg); break;
-		case 3: opt.memcg_max = manylab_size_arg("lrustress", "--memcg-max", optarg); break;
-		case 4: opt.compact_interval = atof(optarg); break;
-		case 'r': opt.rounds = atoi(optarg); break;
-		case 'D': opt.duration = atof(optarg); break;
-		case 5: opt.seed = strtoull(optarg, NULL, 0); break;
-		case 6: opt.keep = 1; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
+	manylab_getopt(argc, argv, "d:w:s:m:t:c:r:D:h", long_options, usage, take_option);
 	if (opt.writers < 0 || opt.mmappers < 0 || opt.thps < 0 ||
 	    opt.memcg_writers < 0 || opt.rounds < 1) {
 		usage(stderr);

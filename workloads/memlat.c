@@ -65,15 +65,6 @@ static void usage(FILE *out)
 		MAX_RUNGS - 1);
 }
 
-static uint64_t splitmix(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* Links `lines` lines of `stride` bytes into one random cycle; each holds the next's address. */
 static void **build_cycle(uint64_t lines, uint64_t stride, uint64_t seed)
 {
@@ -89,7 +80,7 @@ static void **build_cycle(uint64_t lines, uint64_t stride, uint64_t seed)
 	for (uint64_t i = 0; i < lines; i++)
 		order[i] = i;
 	for (uint64_t i = lines - 1; i > 0; i--) {	/* Sattolo: one cycle through all */
-		uint64_t j = splitmix(&state) % i;
+		uint64_t j = manylab_splitmix(&state) % i;
 		uint64_t t = order[i];
 
 		order[i] = order[j];

@@ -79,7 +79,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -148,65 +147,47 @@ static void fail(const char *what)
 	exit(1);
 }
 
-/* In a child just forked: die with the controller. */
-static void child_start(void)
+/* A child that dies with the controller: its pid in the controller, 0 in the child. */
+static pid_t fork_child(void)
 {
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != controller)
-		_exit(1);
+	pid_t pid = fork();
+
+	if (pid < 0)
+		fail("fork");
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != controller)
+			_exit(1);
+	}
+	return pid;
 }
 
-static uint64_t splitmix(uint64_t *state)
+/* Reaps child pid of the controller; 1 when it did not exit with status 0 or reported error
+ * (named on stderr as WHAT index), else 0. */
+static int child_failed(pid_t pid, int error, const char *what, unsigned int index)
 {
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+	int status, failed = 0;
 
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+		failed = 1;
+	if (error) {
+		fprintf(stderr, "%s: %s %u: %s\n", PROG, what, index, strerror(error));
+		failed = 1;
+	}
+	return failed;
 }
 
 /* uniform in [0, 1) */
 static double uniform(uint64_t *state)
 {
-	return (double)(splitmix(state) >> 11) * 0x1.0p-53;
+	return (double)(manylab_splitmix(state) >> 11) * 0x1.0p-53;
 }
 
 static uint64_t hash2(uint64_t a, uint64_t b)
 {
 	uint64_t s = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
 
-	return splitmix(&s);
-}
-
-static long futex(int *word, int op, int value)
-{
-	return syscall(SYS_futex, word, op, value, NULL, NULL, 0);
-}
-
-static void futex_wait_while(int *word, int value)
-{
-	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == value)
-		futex(word, FUTEX_WAIT, value);
-}
-
-static void futex_set(int *word, int value)
-{
-	__atomic_store_n(word, value, __ATOMIC_RELEASE);
-	futex(word, FUTEX_WAKE, INT32_MAX);
-}
-
-static void count_done(int *counter, int target)
-{
-	if (__atomic_add_fetch(counter, 1, __ATOMIC_ACQ_REL) == target)
-		futex(counter, FUTEX_WAKE, 1);
-}
-
-static void wait_count(int *counter, int target)
-{
-	int seen;
-
-	while ((seen = __atomic_load_n(counter, __ATOMIC_ACQUIRE)) < target)
-		futex(counter, FUTEX_WAIT, seen);
+	return manylab_splitmix(&s);
 }
 
 static int write_adj_path(const char *path, int adj)
@@ -441,10 +422,7 @@ static void setup_files(int app)
 					fail(path);
 			}
 		}
-		if (fsync(fd))
-			fail(path);
-		errno = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-		if (errno)
+		if (manylab_drop_cached(fd))
 			fail(path);
 		close(fd);
 	}
@@ -532,7 +510,7 @@ static void app_main(int app, struct shared *sh, const double *cdf)
 	for (long i = 0; i < o.pages; i++)
 		perm[i] = i;
 	for (long i = o.pages; i > 1; i--) {
-		long j = (long)(splitmix(&rng) % (uint64_t)i), t = perm[i - 1];
+		long j = (long)(manylab_splitmix(&rng) % (uint64_t)i), t = perm[i - 1];
 
 		perm[i - 1] = perm[j];
 		perm[j] = t;
@@ -545,12 +523,12 @@ static void app_main(int app, struct shared *sh, const double *cdf)
 			fail(path);
 		maps[f] = map_for_mincore(fds[f], (uint64_t)app_pages(f));
 	}
-	count_done(&sh->ready, o.apps);
+	manylab_count_done(&sh->ready, o.apps);
 	for (;;) {
 		struct adj_count *slot;
 		int go;
 
-		futex_wait_while(&me->go, seen);
+		manylab_futex_wait_while(&me->go, seen);
 		go = __atomic_load_n(&me->go, __ATOMIC_ACQUIRE);
 		if (go < 0)
 			break;
@@ -571,7 +549,7 @@ static void app_main(int app, struct shared *sh, const double *cdf)
 		if (!slot)
 			me->counts.errors++;
 		__atomic_add_fetch(&sh->done, 1, __ATOMIC_ACQ_REL);
-		futex(&sh->done, FUTEX_WAKE, 1);	/* the controller waits for its count */
+		manylab_futex(&sh->done, FUTEX_WAKE, 1);	/* the controller waits for its count */
 	}
 	_exit(0);
 }
@@ -613,19 +591,16 @@ static int run_scenario(struct counts *total, struct plan *plan)
 	}
 	fflush(stdout);
 	for (int a = 0; a < o.apps; a++) {
-		pid_t pid = fork();
+		pid_t pid = fork_child();
 
-		if (pid < 0)
-			fail("fork");
 		if (pid == 0) {
-			child_start();
 			/* the app sets its own, as it starts */
 			sh->apps[a].error = set_adj(0, adj[a]);
 			app_main(a, sh, cdf);
 		}
 		sh->apps[a].pid = pid;
 	}
-	wait_count(&sh->ready, o.apps);
+	manylab_wait_count(&sh->ready, o.apps);
 
 	manylab_roi_begin(0);
 	manylab_roi_phase(1);
@@ -644,7 +619,7 @@ static int run_scenario(struct counts *total, struct plan *plan)
 		if (o.scenario == S_SWITCH && slices > 0 && o.switch_every > 0 &&
 		    slices % o.switch_every == 0 && o.apps > 1) {
 			/* a random other app comes to the foreground */
-			int to = (int)(splitmix(&rng) % (uint64_t)(o.apps - 1)), pos = 0;
+			int to = (int)(manylab_splitmix(&rng) % (uint64_t)(o.apps - 1)), pos = 0;
 
 			if (to >= fg)
 				to++;
@@ -671,12 +646,12 @@ static int run_scenario(struct counts *total, struct plan *plan)
 			sh->apps[a].quota = a == fg ? fq : 0;
 		if (o.apps > 1 && bq > 0) {
 			if (o.scenario == S_PUSH) {
-				int to = 1 + (int)(splitmix(&rng) % (uint64_t)(o.apps - 1));
+				int to = 1 + (int)(manylab_splitmix(&rng) % (uint64_t)(o.apps - 1));
 
 				sh->apps[to].quota += bq;
 			} else {
 				for (long i = 0; i < bq; i++) {
-					int to = (int)(splitmix(&rng) % (uint64_t)(o.apps - 1));
+					int to = (int)(manylab_splitmix(&rng) % (uint64_t)(o.apps - 1));
 
 					sh->apps[to >= fg ? to + 1 : to].quota++;
 				}
@@ -688,12 +663,12 @@ static int run_scenario(struct counts *total, struct plan *plan)
 		for (int a = 0; a < o.apps; a++) {
 			if (!sh->apps[a].quota)
 				continue;
-			futex_set(&sh->apps[a].go, (int)slices + 1);
+			manylab_futex_set(&sh->apps[a].go, (int)slices + 1);
 			released++;
 			if (o.serial)
-				wait_count(&sh->done, released);
+				manylab_wait_count(&sh->done, released);
 		}
-		wait_count(&sh->done, released);
+		manylab_wait_count(&sh->done, released);
 		fg_so_far += fq;
 		total_so_far += n;
 		slices++;
@@ -702,17 +677,9 @@ static int run_scenario(struct counts *total, struct plan *plan)
 	manylab_roi_end(0);
 
 	for (int a = 0; a < o.apps; a++)
-		futex_set(&sh->apps[a].go, -1);
+		manylab_futex_set(&sh->apps[a].go, -1);
 	for (int a = 0; a < o.apps; a++) {
-		int status;
-
-		if (waitpid(sh->apps[a].pid, &status, 0) < 0 || !WIFEXITED(status) ||
-		    WEXITSTATUS(status))
-			failed = 1;
-		if (sh->apps[a].error) {
-			fprintf(stderr, "%s: app %d: %s\n", PROG, a, strerror(sh->apps[a].error));
-			failed = 1;
-		}
+		failed |= child_failed(sh->apps[a].pid, sh->apps[a].error, "app", (unsigned int)a);
 		count_merge(total, &sh->apps[a].counts);
 	}
 	if (!o.keep) {
@@ -960,11 +927,11 @@ static void replay_worker(uint32_t me, struct replay_shared *sh, const struct tr
 	if (!buf)
 		fail("malloc");
 	memset(buf, 0, PAGE);
-	count_done(&sh->ready, (int)tr->workers);
+	manylab_count_done(&sh->ready, (int)tr->workers);
 	for (;;) {
 		size_t i;
 
-		futex_wait_while(&sh->w[me].go, 0);
+		manylab_futex_wait_while(&sh->w[me].go, 0);
 		if (__atomic_load_n(&sh->w[me].go, __ATOMIC_ACQUIRE) < 0)
 			break;
 		i = sh->next;
@@ -990,9 +957,9 @@ static void replay_worker(uint32_t me, struct replay_shared *sh, const struct tr
 		sh->next = i;
 		__atomic_store_n(&sh->w[me].go, 0, __ATOMIC_RELAXED);
 		if (i == tr->n)
-			futex_set(&sh->finished, 1);
+			manylab_futex_set(&sh->finished, 1);
 		else
-			futex_set(&sh->w[tr->recs[i].worker].go, 1);
+			manylab_futex_set(&sh->w[tr->recs[i].worker].go, 1);
 	}
 	_exit(0);
 }
@@ -1033,40 +1000,28 @@ static int run_replay(struct counts *total, struct plan *plan)
 		fail("mmap");
 	fflush(stdout);
 	for (uint32_t w = 0; w < tr.workers; w++) {
-		pid_t pid = fork();
+		pid_t pid = fork_child();
 
-		if (pid < 0)
-			fail("fork");
-		if (pid == 0) {
-			child_start();
+		if (pid == 0)
 			replay_worker(w, sh, &tr, fds, maps);
-		}
 		pids[w] = pid;
 	}
-	wait_count(&sh->ready, (int)tr.workers);
+	manylab_wait_count(&sh->ready, (int)tr.workers);
 
 	manylab_roi_begin(0);
 	manylab_roi_phase(1);
 	t0 = manylab_now();
 	if (tr.n) {
-		futex_set(&sh->w[tr.recs[0].worker].go, 1);
-		futex_wait_while(&sh->finished, 0);
+		manylab_futex_set(&sh->w[tr.recs[0].worker].go, 1);
+		manylab_futex_wait_while(&sh->finished, 0);
 	}
 	plan->elapsed = manylab_now() - t0;
 	manylab_roi_end(0);
 
 	for (uint32_t w = 0; w < tr.workers; w++)
-		futex_set(&sh->w[w].go, -1);
+		manylab_futex_set(&sh->w[w].go, -1);
 	for (uint32_t w = 0; w < tr.workers; w++) {
-		int status;
-
-		if (waitpid(pids[w], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
-			failed = 1;
-		if (sh->w[w].error) {
-			fprintf(stderr, "%s: replay worker %u: %s\n", PROG, w,
-				strerror(sh->w[w].error));
-			failed = 1;
-		}
+		failed |= child_failed(pids[w], sh->w[w].error, "replay worker", w);
 		count_merge(total, &sh->w[w].counts);
 	}
 	for (uint32_t f = 0; f < tr.files; f++) {

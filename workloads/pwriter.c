@@ -28,15 +28,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "manylab_procs.h"
 #include "manylab_roi.h"
 #include "manylab_threads.h"
 #include "manylab_util.h"
@@ -128,15 +127,6 @@ static uint64_t count_mismatches(const uint8_t *got, uint8_t *want, uint32_t len
 	return bad;
 }
 
-static uint64_t splitmix(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static uint64_t *block_order(const struct options *o, int id, uint64_t nblocks)
 {
 	uint64_t *order = malloc(nblocks * sizeof(*order));
@@ -148,7 +138,7 @@ static uint64_t *block_order(const struct options *o, int id, uint64_t nblocks)
 		order[i] = i;
 	if (o->random) {
 		for (uint64_t i = nblocks; i > 1; i--) {
-			uint64_t j = splitmix(&state) % i;
+			uint64_t j = manylab_splitmix(&state) % i;
 			uint64_t t = order[i - 1];
 
 			order[i - 1] = order[j];
@@ -207,41 +197,6 @@ struct gates {
 	_Alignas(64) struct proc_report reports[MAX_PROCS];
 };
 
-static long futex(int *word, int op, int value)
-{
-	return syscall(SYS_futex, word, op, value, NULL, NULL, 0);
-}
-
-/* Sleep until *word is no longer `value`. */
-static void futex_wait_while(int *word, int value)
-{
-	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == value)
-		futex(word, FUTEX_WAIT, value);
-}
-
-/* Set *word and wake every sleeper on it. */
-static void futex_set_all(int *word, int value)
-{
-	__atomic_store_n(word, value, __ATOMIC_RELEASE);
-	futex(word, FUTEX_WAKE, INT32_MAX);
-}
-
-/* Count one more process done; the last of `procs` wakes the parent. */
-static void count_done(int *counter, int procs)
-{
-	if (__atomic_add_fetch(counter, 1, __ATOMIC_ACQ_REL) == procs)
-		futex(counter, FUTEX_WAKE, 1);
-}
-
-/* The parent: sleep until `procs` processes counted themselves done. */
-static void wait_all(int *counter, int procs)
-{
-	int seen;
-
-	while ((seen = __atomic_load_n(counter, __ATOMIC_ACQUIRE)) < procs)
-		futex(counter, FUTEX_WAIT, seen);
-}
-
 static void child_main(const struct options *o, int id, struct gates *g)
 {
 	struct proc_report rep;
@@ -260,15 +215,15 @@ static void child_main(const struct options *o, int id, struct gates *g)
 	 * a cost that the papers' 8 GB amortise and the lab's smaller files would not. */
 	file_name(path, sizeof(path), o, id);
 	fd = o->do_write ? open(path, O_RDWR | O_CREAT | O_TRUNC, 0644) : open(path, O_RDONLY);
-	futex_wait_while(&g->phase, 0);
+	manylab_futex_wait_while(&g->phase, 0);
 	if (fd < 0)
 		rep.write.error = rep.read.error = errno;
 	else if (!order || !buf || !want)
 		rep.write.error = ENOMEM;
 	else if (o->do_write)
 		write_phase(o, id, fd, order, nblocks, buf, &rep.write);
-	count_done(&g->written, o->procs);
-	futex_wait_while(&g->phase, 1);
+	manylab_count_done(&g->written, o->procs);
+	manylab_futex_wait_while(&g->phase, 1);
 	if (o->do_read && !rep.write.error && !rep.read.error)
 		read_phase(o, id, fd, order, nblocks, buf, want, &rep.read);
 	if (fd >= 0)
@@ -276,7 +231,7 @@ static void child_main(const struct options *o, int id, struct gates *g)
 	if (!o->keep)
 		unlink(path);
 	g->reports[id] = rep;
-	count_done(&g->reported, o->procs);
+	manylab_count_done(&g->reported, o->procs);
 	_exit(0);
 }
 
@@ -409,11 +364,11 @@ int main(int argc, char **argv)
 
 	manylab_roi_begin(0);
 	manylab_roi_phase(1);
-	futex_set_all(&g->phase, 1);
-	wait_all(&g->written, o.procs);
+	manylab_futex_set(&g->phase, 1);
+	manylab_wait_count(&g->written, o.procs);
 	manylab_roi_phase(2);
-	futex_set_all(&g->phase, 2);
-	wait_all(&g->reported, o.procs);
+	manylab_futex_set(&g->phase, 2);
+	manylab_wait_count(&g->reported, o.procs);
 	manylab_roi_end(0);
 	for (int i = 0; i < o.procs; i++) {
 		int status;

@@ -46,14 +46,7 @@ impl ProcState {
     /// backup and service; 6-8 home, previous and B-services; 9 and above cached/hidden apps;
     /// negative values (system and native daemons) are treated as services.
     pub fn from_oom_adj(adj: i16) -> ProcState {
-        match adj {
-            0 => ProcState::Foreground,
-            1..=2 => ProcState::Visible,
-            3..=5 => ProcState::Service,
-            6..=8 => ProcState::Background,
-            a if a >= 9 => ProcState::Empty,
-            _ => ProcState::Service,
-        }
+        ProcState::from_oom(adj, false)
     }
 
     /// Map a Linux `oom_score_adj` value (-1000..1000) to a state by the ranges Android
@@ -61,22 +54,20 @@ impl ProcState {
     /// perceptible; 300-599 backup, heavy-weight and service; 600-899 home, previous and
     /// B-services; 900 and above cached; negative (system, persistent, native) services.
     pub fn from_oom_score_adj(adj: i16) -> ProcState {
-        match adj {
-            0 => ProcState::Foreground,
-            1..=299 => ProcState::Visible,
-            300..=599 => ProcState::Service,
-            600..=899 => ProcState::Background,
-            a if a >= 900 => ProcState::Empty,
-            _ => ProcState::Service,
-        }
+        ProcState::from_oom(adj, true)
     }
 
-    /// The state for an oom value on the trace's scale (`score`: `oom_score_adj`).
+    /// The state for an oom value on the trace's scale (`score`: `oom_score_adj`, whose class
+    /// boundaries are `oom_adj`'s times 100).
     pub fn from_oom(adj: i16, score: bool) -> ProcState {
-        if score {
-            ProcState::from_oom_score_adj(adj)
-        } else {
-            ProcState::from_oom_adj(adj)
+        let step = if score { 100 } else { 1 };
+        match adj {
+            0 => ProcState::Foreground,
+            a if a < 0 => ProcState::Service,
+            a if a < 3 * step => ProcState::Visible,
+            a if a < 6 * step => ProcState::Service,
+            a if a < 9 * step => ProcState::Background,
+            _ => ProcState::Empty,
         }
     }
 

@@ -2,6 +2,9 @@
 //! requests = hits + misses, one storage read per miss, PCM writes = sum of per-frame wear,
 //! write-backs <= evictions, residency never exceeds memory.
 
+mod common;
+
+use common::random_sizes;
 use pcmsim::gen::Rng;
 use pcmsim::meter::{Meter, Op};
 use pcmsim::policy::{build, Geometry, PolicyParams, POLICY_NAMES};
@@ -10,9 +13,7 @@ use pcmsim::policy::{build, Geometry, PolicyParams, POLICY_NAMES};
 fn accounting_holds_on_random_traces() {
     let mut rng = Rng::new(42);
     for case in 0..60 {
-        let dram = 1 + rng.below(8) as usize;
-        let pcm = 1 + rng.below(40) as usize;
-        let pages = 1 + rng.below(120);
+        let (dram, pcm, pages) = random_sizes(&mut rng, 8, 40, 120);
         for name in POLICY_NAMES {
             let mut p = build(name, Geometry::new(dram, pcm), &PolicyParams::default()).unwrap();
             let mut m = Meter::new(dram, pcm);

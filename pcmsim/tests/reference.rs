@@ -4,6 +4,9 @@
 //! traces of several sizes, one of them large enough for the huge-page arrays. Every counter
 //! of both request classes and the per-frame PCM wear must be identical.
 
+mod common;
+
+use common::random_sizes;
 use pcmsim::gen::Rng;
 use pcmsim::meter::{Dev, Meter};
 use pcmsim::policy::{build, Geometry, PolicyParams, POLICY_NAMES};
@@ -258,9 +261,7 @@ fn assert_same(a: &Meter, b: &Meter, what: &str) {
 fn optimized_equals_reference_on_small_random_traces() {
     let mut rng = Rng::new(2024);
     for case in 0..120 {
-        let dram = 1 + rng.below(12) as usize;
-        let pcm = 1 + rng.below(80) as usize;
-        let pages = 1 + rng.below(400);
+        let (dram, pcm, pages) = random_sizes(&mut rng, 12, 80, 400);
         let block = 1 + rng.below(64) as usize;
         let g = Geometry::new(dram, pcm);
         let reqs = trace(case, 4000, pages);

@@ -6,6 +6,7 @@ import csv
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,3 +34,54 @@ def result_of(point_dir: Path) -> dict[str, Any]:
 def table(study_dir: Path) -> list[dict[str, str]]:
     with (study_dir / "results.csv").open() as handle:
         return list(csv.DictReader(handle))
+
+
+def toml_value(value: str | int | float | bool) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    return str(value)
+
+
+def study_spec(name: str, body: str, **study: str | int | float | bool) -> str:
+    """A spec: its [study] table (the name, then the other keys given), then body (TOML)."""
+    keys = "".join(f"{key} = {toml_value(value)}\n" for key, value in study.items())
+    return f"[study]\nname = {toml_value(name)}\n{keys}{body}"
+
+
+def recorder_spec(name: str, script: str, machine: str = "") -> str:
+    """A study of one shell script on the hybrid-pcm kernel, whose page cache request recorder
+    sees the work directory on ext2; 2 vCPUs, 512M and quantum 0 (the requests come one process
+    after another: no plugin, no vCPU switch), and any more [machine] keys (TOML lines)."""
+    return study_spec(name, f"""
+[kernel]
+variant = "hybrid-pcm"
+[machine]
+vcpus = 2
+memory = "512M"
+quantum = 0
+{machine}[workload]
+name = "shell"
+fs = "ext2"
+args = {{ script = {json.dumps(script)} }}
+""")
+
+
+@dataclass(frozen=True)
+class OnePoint:
+    dir: Path
+    console: str
+    outputs: list[dict[str, Any]]  # workload.json: the result lines
+
+
+def run_one_point(tmp_path: Path, name: str, spec_text: str) -> OnePoint:
+    """Runs the spec of study `name` under tmp_path/results; its only point, which must be ok
+    (the result and the console's tail say why not)."""
+    spec = tmp_path / f"{name}.toml"
+    spec.write_text(spec_text)
+    manylab("run", str(spec), "--results-root", str(tmp_path / "results"))
+    (point,) = point_dirs(tmp_path / "results" / name)
+    console = (point / "console.log").read_text(errors="replace")
+    assert result_of(point)["status"] == "ok", (result_of(point), console[-3000:])
+    return OnePoint(point, console, json.loads((point / "workload.json").read_text()))

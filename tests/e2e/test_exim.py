@@ -5,13 +5,11 @@ import json
 
 import pytest
 
-from tests.e2e.helpers import manylab, point_dirs, result_of, table
+from tests.e2e.helpers import manylab, point_dirs, result_of, study_spec, table
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(3600)]
 
 SPEC = """
-[study]
-name = "exim"
 [machine]
 arch = "{arch}"
 vcpus = 2
@@ -24,7 +22,7 @@ args = {{ connections = 2, messages = 20 }}
 
 def run_exim(tmp_path, arch: str):
     spec = tmp_path / "exim.toml"
-    spec.write_text(SPEC.format(arch=arch))
+    spec.write_text(study_spec("exim", SPEC.format(arch=arch)))
     root = tmp_path / "results"
     manylab("run", str(spec), "--results-root", str(root))
     dirs = point_dirs(root / "exim")

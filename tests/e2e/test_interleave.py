@@ -7,13 +7,11 @@ import json
 
 import pytest
 
-from tests.e2e.helpers import manylab, point_dirs, result_of
+from tests.e2e.helpers import manylab, point_dirs, result_of, study_spec
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
 PROBE = """
-[study]
-name = "interleave"
 [machine]
 arch = "{arch}"
 vcpus = 4
@@ -31,7 +29,7 @@ def probe_runs(tmp_path, arch: str) -> dict[tuple[int, int], tuple[dict, dict]]:
     """(quantum, run) -> the probe's result line and stats: the study run twice, into two
     result folders."""
     spec = tmp_path / "interleave.toml"
-    spec.write_text(PROBE.format(arch=arch))
+    spec.write_text(study_spec("interleave", PROBE.format(arch=arch)))
     runs = {}
     for run in (0, 1):
         root = tmp_path / f"results{run}"

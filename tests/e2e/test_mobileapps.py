@@ -15,7 +15,7 @@ import pytest
 
 from manylab.pcm import engine
 from manylab.pcm.traceio import Record, TraceInfo, read, write_mlpt
-from tests.e2e.helpers import manylab, point_dirs, result_of
+from tests.e2e.helpers import manylab, recorder_spec, run_one_point
 
 pytestmark = [
     pytest.mark.e2e,
@@ -88,34 +88,14 @@ def test_push_scenario_and_replay_under_the_recorder(tmp_path):
         "mobileapps --replay /tmp/replay.csv --dir $W || exit 9",
         "pagereq dump || exit 8",
     ])
-    spec = tmp_path / "mobileapps.toml"
-    spec.write_text(f"""
-[study]
-name = "mobileapps"
-[kernel]
-variant = "hybrid-pcm"
-[machine]
-vcpus = 2
-memory = "512M"
-quantum = 0
-[workload]
-name = "shell"
-fs = "ext2"
-args = {{ script = {json.dumps(script)} }}
-""")
-    root = tmp_path / "results"
-    manylab("run", str(spec), "--results-root", str(root))
-    (point,) = point_dirs(root / "mobileapps")
-    console = (point / "console.log").read_text(errors="replace")
-    assert result_of(point)["status"] == "ok", (result_of(point), console[-3000:])
-    outputs = json.loads((point / "workload.json").read_text())
-    dumps = [o for o in outputs if o.get("tool") == "pagereq"]
-    push, switch, replay = [o for o in outputs if o.get("workload") == "mobileapps"]
+    run = run_one_point(tmp_path, "mobileapps", recorder_spec("mobileapps", script))
+    dumps = [o for o in run.outputs if o.get("tool") == "pagereq"]
+    push, switch, replay = [o for o in run.outputs if o.get("workload") == "mobileapps"]
     assert push["ok"] and switch["ok"] and replay["ok"], (push, switch, replay)
     assert [d["dropped"] for d in dumps] == [0, 0, 0]
 
     # one console per recording: each up to its dump's summary
-    lines = console.splitlines(keepends=True)
+    lines = run.console.splitlines(keepends=True)
     cuts = [i + 1 for i, line in enumerate(lines)
             if "MANYLAB-RESULT" in line and '"tool": "pagereq"' in line]
     assert len(cuts) == 3

@@ -10,7 +10,7 @@ import pytest
 
 from manylab.pcm import engine
 from manylab.pcm.traceio import read
-from tests.e2e.helpers import manylab, point_dirs, result_of
+from tests.e2e.helpers import manylab, recorder_spec, run_one_point
 
 pytestmark = [
     pytest.mark.e2e,
@@ -18,6 +18,12 @@ pytestmark = [
     pytest.mark.skipif(not engine.binary_path().is_file(),
                        reason="manylab-pcmsim not built (cargo build --release in pcmsim/)"),
 ]
+
+
+def touch(adj, args, *records, prefix=""):
+    """The step of a process that runs `pagereq touch -a ADJ ARGS` (after prefix)."""
+    return adj, f"{prefix}pagereq touch -a {adj} {args}", list(records)
+
 
 # Each `pagereq touch` is one process: its oom_score_adj (-a), its command, and its expected
 # records as (op, cache, via, file, first page, pages, node). Reads are random-access, so the
@@ -27,20 +33,20 @@ pytestmark = [
 # one fault. bg's first pages are allocated on node 1 (membind); all others on node 0, the
 # vCPUs' node. `pagereq evict` writes a file back and drops its pages, and requests nothing.
 STEPS = [
-    (0, "pagereq touch -a 0 -w $W/fg 0 8", [("W", "miss", "io", "fg", 0, 8, 0)]),
-    (700, "membind 1 pagereq touch -a 700 -w $W/bg 0 4", [("W", "miss", "io", "bg", 0, 4, 1)]),
+    touch(0, "-w $W/fg 0 8", ("W", "miss", "io", "fg", 0, 8, 0)),
+    touch(700, "-w $W/bg 0 4", ("W", "miss", "io", "bg", 0, 4, 1), prefix="membind 1 "),
     (None, "pagereq evict $W/fg", []),
-    (0, "pagereq touch -a 0 $W/fg 0 8", [("R", "miss", "io", "fg", 0, 8, 0)]),
-    (0, "pagereq touch -a 0 $W/fg 0 8", [("R", "hit", "io", "fg", 0, 8, 0)]),
-    (200, "pagereq touch -a 200 -m $W/fg 3 1", [("R", "hit", "fault", "fg", 3, 1, 0)]),
+    touch(0, "$W/fg 0 8", ("R", "miss", "io", "fg", 0, 8, 0)),
+    touch(0, "$W/fg 0 8", ("R", "hit", "io", "fg", 0, 8, 0)),
+    touch(200, "-m $W/fg 3 1", ("R", "hit", "fault", "fg", 3, 1, 0)),
     (None, "echo 4096 > /sys/kernel/debug/fault_around_bytes", []),
-    (100, "pagereq touch -a 100 -m $W/fg 0 8", [("R", "hit", "fault", "fg", 0, 8, 0)]),
-    (700, "pagereq touch -a 700 $W/bg 0 4", [("R", "hit", "io", "bg", 0, 4, 1)]),
+    touch(100, "-m $W/fg 0 8", ("R", "hit", "fault", "fg", 0, 8, 0)),
+    touch(700, "$W/bg 0 4", ("R", "hit", "io", "bg", 0, 4, 1)),
     (None, "pagereq evict $W/bg", []),
-    (900, "pagereq touch -a 900 -m $W/bg 0 4", [("R", "miss", "fault", "bg", 0, 4, 0)]),
-    (500, "pagereq touch -a 500 -w -m $W/bg 0 4", [("W", "hit", "fault", "bg", 0, 4, 0)]),
-    (0, "pagereq touch -a 0 -w $W/fg 2 2", [("W", "hit", "io", "fg", 2, 2, 0)]),
-    (-200, "pagereq touch -a -200 -w -m $W/new 0 3", [("W", "miss", "fault", "new", 0, 3, 0)]),
+    touch(900, "-m $W/bg 0 4", ("R", "miss", "fault", "bg", 0, 4, 0)),
+    touch(500, "-w -m $W/bg 0 4", ("W", "hit", "fault", "bg", 0, 4, 0)),
+    touch(0, "-w $W/fg 2 2", ("W", "hit", "io", "fg", 2, 2, 0)),
+    touch(-200, "-w -m $W/new 0 3", ("W", "miss", "fault", "new", 0, 3, 0)),
 ]
 FILES = ("fg", "bg", "new")  # in the order of their first request
 
@@ -67,34 +73,15 @@ def expected():
 
 
 def test_recorded_requests_match_the_known_workload(tmp_path):
-    spec = tmp_path / "pagereq.toml"
-    spec.write_text(f"""
-[study]
-name = "pagereq"
-[kernel]
-variant = "hybrid-pcm"
-[machine]
-vcpus = 2
-memory = "512M"
-numa = [{{size = "256M", cpus = "0-1"}}, {{size = "256M"}}]  # node 1: memory only
-quantum = 0  # the requests are made one process after another: no plugin, no vCPU switch
-[workload]
-name = "shell"
-fs = "ext2"
-args = {{ script = {json.dumps(SCRIPT)} }}
-""")
-    root = tmp_path / "results"
-    manylab("run", str(spec), "--results-root", str(root))
-    (point,) = point_dirs(root / "pagereq")
-    console = (point / "console.log").read_text(errors="replace")
-    assert result_of(point)["status"] == "ok", (result_of(point), console[-3000:])
-    outputs = json.loads((point / "workload.json").read_text())
-    dump = next(o for o in outputs if o.get("tool") == "pagereq")
+    numa = 'numa = [{size = "256M", cpus = "0-1"}, {size = "256M"}]  # node 1: memory only\n'
+    run = run_one_point(tmp_path, "pagereq", recorder_spec("pagereq", SCRIPT, machine=numa))
+    point = run.dir
+    dump = next(o for o in run.outputs if o.get("tool") == "pagereq")
     want = expected()
     assert dump == {"tool": "pagereq", "records": len(want), "dropped": 0, "capacity": 4096}
 
     # the host side: console -> trace.mlpt + requests.csv
-    captured = manylab("pcm-policy", "capture", str(root / "pagereq"))
+    captured = manylab("pcm-policy", "capture", str(point.parent))
     summary = json.loads(captured.stdout)
     assert summary == {"requests": 54, "reads": 33, "writes": 21, "hits": 27, "misses": 27,
                        "faults": 20, "processes": 11, "files": 3, "pages": 15, "dropped": 0}

@@ -8,14 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.helpers import manylab, point_dirs, result_of
+from tests.e2e.helpers import manylab, point_dirs, result_of, study_spec
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
 FALSESHARE = """
-[study]
-name = "{name}"
-repeats = 3
 [machine]
 vcpus = 4
 snapshot = {snapshot}
@@ -30,7 +27,7 @@ preset = "knl-64"
 
 def run(tmp_path: Path, name: str, snapshot: str, root: Path) -> dict[str, dict]:
     spec = tmp_path / f"{name}.toml"
-    spec.write_text(FALSESHARE.format(name=name, snapshot=snapshot))
+    spec.write_text(study_spec(name, FALSESHARE.format(snapshot=snapshot), repeats=3))
     manylab("run", str(spec), "--results-root", str(root), "-j", "2")
     points = {}
     for point in point_dirs(root / name):
@@ -74,7 +71,7 @@ def test_restores_repeat_exactly_and_agree_with_cold_boots(tmp_path):
 
 def test_a_damaged_snapshot_is_rebuilt_not_restored(tmp_path):
     spec = tmp_path / "one.toml"
-    spec.write_text(FALSESHARE.format(name="one", snapshot='"auto"').replace("repeats = 3", ""))
+    spec.write_text(study_spec("one", FALSESHARE.format(snapshot='"auto"')))
     manylab("run", str(spec), "--results-root", str(tmp_path))
     (point,) = point_dirs(tmp_path / "one")
     snap = json.loads((point / "inputs.json").read_text())["snapshot"]

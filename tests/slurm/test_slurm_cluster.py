@@ -12,13 +12,11 @@ from slurmlab import manylab, wait_states
 
 from manylab.schedulers.base import PointState
 from manylab.schedulers.slurm import SlurmScheduler
+from tests.e2e.helpers import study_spec
 
 pytestmark = [pytest.mark.slurm, pytest.mark.timeout(600)]
 
-HUNDRED = """
-[study]
-name = "hundred"
-repeats = 100
+SHELL_TRUE = """
 [machine]
 vcpus = 1
 memory = "128M"
@@ -30,7 +28,7 @@ args = { script = "true" }
 
 def test_hundred_points_in_chunked_throttled_arrays_then_cancel(slurm_cluster, tmp_path):
     spec = tmp_path / "hundred.toml"
-    spec.write_text(HUNDRED)
+    spec.write_text(study_spec("hundred", SHELL_TRUE, repeats=100))
     root = tmp_path / "results"
     study = root / "hundred"
     # --build-job: the arrays wait on a build job; the partition is down, so nothing starts
@@ -75,7 +73,7 @@ def test_hundred_points_in_chunked_throttled_arrays_then_cancel(slurm_cluster, t
 
 def test_an_unknown_partition_is_a_one_line_error(slurm_cluster, tmp_path):
     spec = tmp_path / "hundred.toml"
-    spec.write_text(HUNDRED.replace("repeats = 100", "repeats = 1"))
+    spec.write_text(study_spec("hundred", SHELL_TRUE, repeats=1))
     result = manylab("run", str(spec), "--scheduler", "slurm", "--results-root",
                      str(tmp_path / "r"), "--partition", "nosuch", "--build-job", "1",
                      check=False)
@@ -87,7 +85,7 @@ def test_an_unknown_partition_is_a_one_line_error(slurm_cluster, tmp_path):
 
 def test_missing_sbatch_names_the_fix(tmp_path):
     spec = tmp_path / "one.toml"
-    spec.write_text(HUNDRED.replace("repeats = 100", "repeats = 1"))
+    spec.write_text(study_spec("hundred", SHELL_TRUE, repeats=1))
     env = {**os.environ, "PATH": str(Path(sys.executable).parent)}
     result = manylab("run", str(spec), "--scheduler", "slurm", "--results-root",
                      str(tmp_path / "r"), "--build-job", "1", check=False, env=env)

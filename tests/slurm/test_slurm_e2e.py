@@ -1,6 +1,5 @@
 """Studies that boot the real stock kernel in Slurm batch tasks on the one-node cluster."""
 
-import csv
 import json
 import time
 from pathlib import Path
@@ -10,12 +9,11 @@ from slurmlab import ACTIVE, manylab, wait_states
 
 from manylab.schedulers.base import PointState
 from manylab.schedulers.slurm import SlurmScheduler
+from tests.e2e.helpers import point_dirs, study_spec, table
 
 pytestmark = [pytest.mark.slurm, pytest.mark.e2e, pytest.mark.timeout(1800)]
 
 WRITER = """
-[study]
-name = "{name}"
 [kernel]
 cmdline = {cmdline}
 [machine]
@@ -27,10 +25,6 @@ args = {{ procs = "{{vcpus}}", size = "1M", pattern = {pattern}, read = true }}
 """
 
 SLEEPER = """
-[study]
-name = "{name}"
-repeats = {repeats}
-timeout_s = 600
 [machine]
 vcpus = 2
 memory = "256M"
@@ -50,13 +44,16 @@ def slurm_run(spec: Path, root: Path, *extra: str):
                    *extra)
 
 
-def point_dirs(study: Path) -> list[Path]:
-    return sorted(p for p in study.iterdir() if p.is_dir() and not p.name.startswith("."))
-
-
-def table(study: Path) -> list[dict[str, str]]:
-    with (study / "results.csv").open() as handle:
-        return list(csv.DictReader(handle))
+def submit_sleeper(tmp_path: Path, name: str, repeats: int, seconds: int,
+                   time_min: int) -> tuple[Path, Path, Path]:
+    """Submits study `name`: `repeats` points that each sleep `seconds` in the guest, with
+    [slurm] time_min `time_min`; its spec, results root and study folder."""
+    spec = tmp_path / f"{name}.toml"
+    spec.write_text(study_spec(name, SLEEPER.format(seconds=seconds, time_min=time_min),
+                               repeats=repeats, timeout_s=600))
+    root = tmp_path / "results"
+    slurm_run(spec, root)
+    return spec, root, root / name
 
 
 def submissions(study: Path) -> list[dict]:
@@ -69,7 +66,7 @@ def leftovers(study: Path) -> list[str]:
 
 def test_slurm_results_have_the_shape_of_a_local_run(slurm_cluster, tmp_path):
     spec = tmp_path / "shape.toml"
-    spec.write_text(WRITER.format(name="shape", cmdline='""', pattern='["seq", "rand"]'))
+    spec.write_text(study_spec("shape", WRITER.format(cmdline='""', pattern='["seq", "rand"]')))
     batch, local = tmp_path / "batch", tmp_path / "local"
     started = time.monotonic()
     slurm_run(spec, batch, "--build-job", "1")  # the artifacts are built in a dependent job
@@ -103,8 +100,8 @@ def test_slurm_results_have_the_shape_of_a_local_run(slurm_cluster, tmp_path):
 
 def test_a_failed_point_is_reported_and_retried(slurm_cluster, tmp_path):
     spec = tmp_path / "panic.toml"
-    spec.write_text(WRITER.format(name="panic", cmdline='["", "rdinit=/nope init=/nope"]',
-                                  pattern='"seq"'))
+    spec.write_text(study_spec("panic", WRITER.format(cmdline='["", "rdinit=/nope init=/nope"]',
+                                                      pattern='"seq"')))
     root = tmp_path / "results"
     study = root / "panic"
     slurm_run(spec, root)
@@ -131,11 +128,7 @@ def test_a_failed_point_is_reported_and_retried(slurm_cluster, tmp_path):
 
 
 def test_cancel_leaves_cancelled_points_and_no_half_results(slurm_cluster, tmp_path):
-    spec = tmp_path / "cancel.toml"
-    spec.write_text(SLEEPER.format(name="cancel", repeats=2, seconds=300, time_min=30))
-    root = tmp_path / "results"
-    study = root / "cancel"
-    slurm_run(spec, root)
+    _, _, study = submit_sleeper(tmp_path, "cancel", repeats=2, seconds=300, time_min=30)
 
     def booting(states):  # task 0 runs (throttle 1) and its point folder is being staged
         return PointState.RUNNING in states.values() and any(
@@ -157,11 +150,7 @@ def test_cancel_leaves_cancelled_points_and_no_half_results(slurm_cluster, tmp_p
 
 
 def test_a_task_over_its_time_limit_is_recorded_as_timeout(slurm_cluster, tmp_path):
-    spec = tmp_path / "slow.toml"
-    spec.write_text(SLEEPER.format(name="slow", repeats=1, seconds=200, time_min=1))
-    root = tmp_path / "results"
-    study = root / "slow"
-    slurm_run(spec, root)
+    spec, root, study = submit_sleeper(tmp_path, "slow", repeats=1, seconds=200, time_min=1)
     states = wait_states(study, timeout=400)
     assert list(states.values()) == [PointState.TIMEOUT]
     assert point_dirs(study) == [] and leftovers(study) == []

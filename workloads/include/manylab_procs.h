@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers of the lab's multi-process workloads (aim7, lmproc, forkbench, forkstress): how many
- * workers, the whole-number option rule, waiting for children, the start "gun" and /proc/stat's
- * forks and idle ticks around a run (sizes and the clock: manylab_util.h).
+ * Helpers of the lab's multi-process workloads (aim7, lmproc, forkbench, forkstress, mobileapps,
+ * pwriter): how many workers, the whole-number option rule, waiting for children, the start
+ * "gun", futex gates in shared memory and /proc/stat's forks and idle ticks around a run (sizes
+ * and the clock: manylab_util.h).
  *
  * The gun, as AIM7 and lmbench start their copies together: the parent blocks SIGUSR1 and
  * becomes its own process group leader (manylab_gun_arm), forks the children
@@ -16,11 +17,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -165,6 +168,43 @@ static inline void manylab_gun_fire(int own_group, const pid_t *pids, int n)
 	else
 		for (int i = 0; i < n; i++)
 			kill(pids[i], SIGUSR1);
+}
+
+/* ---- futex gates: ints in shared memory (MAP_SHARED) that processes sleep on ---- */
+
+static inline long manylab_futex(int *word, int op, int value)
+{
+	return syscall(SYS_futex, word, op, value, NULL, NULL, 0);
+}
+
+/* Sleeps until *word is no longer value. */
+static inline void manylab_futex_wait_while(int *word, int value)
+{
+	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == value)
+		manylab_futex(word, FUTEX_WAIT, value);
+}
+
+/* Sets *word and wakes every sleeper on it. */
+static inline void manylab_futex_set(int *word, int value)
+{
+	__atomic_store_n(word, value, __ATOMIC_RELEASE);
+	manylab_futex(word, FUTEX_WAKE, INT32_MAX);
+}
+
+/* Counts one more process done; the one that makes it target wakes the waiter. */
+static inline void manylab_count_done(int *counter, int target)
+{
+	if (__atomic_add_fetch(counter, 1, __ATOMIC_ACQ_REL) == target)
+		manylab_futex(counter, FUTEX_WAKE, 1);
+}
+
+/* The waiter: sleeps until target processes counted themselves done. */
+static inline void manylab_wait_count(int *counter, int target)
+{
+	int seen;
+
+	while ((seen = __atomic_load_n(counter, __ATOMIC_ACQUIRE)) < target)
+		manylab_futex(counter, FUTEX_WAIT, seen);
 }
 
 /* ---- /proc/stat around the run: forks and CPU idle ticks, read with plain system calls ---- */

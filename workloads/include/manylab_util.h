@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers every lab workload uses: one rule for sizes, one for whole numbers, names and
- * bad arguments, whole reads and writes, and a monotonic clock.
+ * Helpers every lab workload uses: one rule for sizes, one for whole numbers, names, the
+ * getopt loop and bad arguments, whole reads and writes, dropping a file from the page cache,
+ * splitmix64 random numbers and a monotonic clock.
  *
  * A size is decimal digits with an optional K, M or G suffix (either case; powers of 1024)
  * and nothing after it: "4096", "64K", "8m", "2G". Signs, fractions, spaces, other suffixes
@@ -11,6 +12,8 @@
 #define MANYLAB_UTIL_H
 
 #include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -94,6 +97,30 @@ static inline int manylab_name_arg(const char *text, const char *const *names, i
 	return i;
 }
 
+/*
+ * The command line, by getopt_long with optstring and longopts: -h or --help (given as 'h')
+ * prints the usage on stdout and exits 0; any other option goes to take(option, its argument),
+ * which returns 0 when it took it; an unknown option, or one take refuses, prints the usage on
+ * stderr and exits 2. Operands are left for the caller, from argv[optind].
+ */
+static inline void manylab_getopt(int argc, char **argv, const char *optstring,
+				  const struct option *longopts, void (*usage)(FILE *out),
+				  int (*take)(int option, char *arg))
+{
+	int c;
+
+	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			exit(0);
+		}
+		if (c == '?' || take(c, optarg)) {
+			usage(stderr);
+			exit(2);
+		}
+	}
+}
+
 /* Arguments the program refuses: the message (a printf format) and the usage on stderr; -1. */
 static inline int __attribute__((format(printf, 2, 3)))
 manylab_bad_args(void (*usage)(FILE *out), const char *format, ...)
@@ -146,6 +173,26 @@ static inline int manylab_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+/* Writes fd's file back (fsync) and drops its pages from the page cache, so that the next
+ * access reads the disk; -1 with errno set when either fails. */
+static inline int manylab_drop_cached(int fd)
+{
+	if (fsync(fd))
+		return -1;
+	errno = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	return errno ? -1 : 0;
+}
+
+/* The next number of the splitmix64 stream whose state is *state. */
+static inline uint64_t manylab_splitmix(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
 }
 
 static inline double manylab_now(void)

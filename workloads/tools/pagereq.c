@@ -39,6 +39,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "manylab_util.h"
+
 #define DEBUGFS "/sys/kernel/debug"
 #define DIR_PATH DEBUGFS "/pagecache_record"
 #define PREFIX "MANYLAB-PAGEREQ "
@@ -260,10 +262,7 @@ static int evict(const char *file)
 
 	if (fd < 0 || fstat(fd, &st))
 		die(file);
-	if (fsync(fd))
-		die(file);
-	errno = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	if (errno)
+	if (manylab_drop_cached(fd))
 		die(file);
 	pages = ((size_t)st.st_size + PAGE - 1) / PAGE;
 	if (pages) {

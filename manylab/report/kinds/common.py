@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from matplotlib.axes import Axes
@@ -12,7 +13,7 @@ from manylab.errors import LabError
 from manylab.report import plots
 from manylab.report.axes import Layout, series_label, writers_layout, x_positions
 from manylab.report.model import Context, Section
-from manylab.report.records import Record, is_number, numeric_columns
+from manylab.report.records import Record, is_number, numeric_columns, ok_records
 from manylab.report.stats import aggregate, gains, group, sort_key
 
 
@@ -173,9 +174,25 @@ def no_points(title: str) -> list[Section]:
     return [Section(title, ["No successful point to plot."])]
 
 
-def writers_view(good: list[Record], swept: list[str],
-                 metrics: tuple[str, ...]) -> tuple[Layout, list[str]]:
-    """The writers layout of the successful points and those of ``metrics`` they hold as
-    numbers (``result.`` columns)."""
+@dataclass(frozen=True)
+class WritersFigure:
+    """What a writers plot set (pwriter, forkbench) draws first: its successful points, their
+    writers layout and the figure of its rates against the layout's x."""
+
+    good: list[Record]
+    lay: Layout
+    figure: plots.Figure
+
+
+def writers_figure(ctx: Context, metrics: tuple[str, ...], name: str, what: str,
+                   caption: str) -> WritersFigure | None:
+    """The figure (titled "WHAT vs x") of those of ``metrics`` that the successful points hold
+    as numbers (``result.`` columns), in their writers layout; None when no point succeeded."""
+    good = ok_records(ctx.records)
+    if not good:
+        return None
+    lay = writers_layout(good, ctx.swept)
     present = numeric_columns(good, "result.")
-    return writers_layout(good, swept), [c for c in metrics if c in present]
+    columns = [c for c in metrics if c in present]
+    return WritersFigure(good, lay, metric_figure(good, lay, columns, ctx.out_dir, name,
+                                                  f"{what} vs {lay.x}", caption, log2_x=True))

@@ -12,16 +12,15 @@ from manylab.report.kinds.common import (
     baseline,
     finish_setting_axes,
     guest_time_caveat,
-    metric_figure,
     no_points,
     series_keys,
     setting_axes,
     setting_gains,
-    writers_view,
+    writers_figure,
 )
 from manylab.report.model import Context, Section, Table
 from manylab.report.published import LDU_SPEEDUP, Published
-from manylab.report.records import Record, ok_records
+from manylab.report.records import Record
 from manylab.report.stats import aggregate, sort_key
 
 RATE, PER_WORKER = "result.ops_per_s", "result.ops_per_s_per_worker"
@@ -54,15 +53,12 @@ def speedup_figure(rows: list[Record], lay: Layout, base: tuple[str, str], modes
 
 
 def sections(ctx: Context) -> list[Section]:
-    good = ok_records(ctx.records)
-    if not good:
+    first = writers_figure(ctx, (RATE, PER_WORKER), "forkbench-rate", "Fork-storm rate",
+                           "Operations (AIM7-like task mixes or fork+exit loops) per second of "
+                           "guest time, total and per worker; mean ± std over repeats.")
+    if first is None:
         return no_points("forkbench")
-    lay, rates = writers_view(good, ctx.swept, (RATE, PER_WORKER))
-    figures = [metric_figure(good, lay, rates, ctx.out_dir, "forkbench-rate",
-                             f"Fork-storm rate vs {lay.x}",
-                             "Operations (AIM7-like task mixes or fork+exit loops) per second "
-                             "of guest time, total and per worker; mean ± std over repeats.",
-                             log2_x=lay.numeric_x)]
+    good, lay, figures = first.good, first.lay, [first.figure]
     paragraphs: list[str] = guest_time_caveat(good)
     tables: list[Table] = []
     base = baseline(ctx, good)

@@ -19,7 +19,7 @@ from manylab.report.kinds.common import (
     series_keys,
     setting_axes,
     setting_gains,
-    writers_view,
+    writers_figure,
 )
 from manylab.report.model import Context, Section, Table
 from manylab.report.published import (
@@ -28,7 +28,7 @@ from manylab.report.published import (
     FINERLRU_GAIN,
     FINERLRU_GAIN_THREADS,
 )
-from manylab.report.records import Record, ok_records
+from manylab.report.records import Record
 from manylab.report.stats import GroupKey, Summary, aggregate, group, sort_key, sorted_values
 from manylab.report.verdicts import gain_verdict, no_change_verdict, peak_then_fall
 
@@ -161,15 +161,13 @@ def gain_figure(gain_rows: list[Record], lay: Layout, out_dir: Path, label: str,
 
 
 def sections(ctx: Context) -> list[Section]:
-    good = ok_records(ctx.records)
-    if not good:
+    first = writers_figure(ctx, (WRITE, READ), "pwriter-throughput", "Aggregate throughput",
+                           "All bytes / (last finish - first start), guest time; mean ± "
+                           "sample std over repeats; one line per kernel variant and "
+                           "swept factor.")
+    if first is None:
         return no_points("pwriter")
-    lay, phases = writers_view(good, ctx.swept, (WRITE, READ))
-    figures = [metric_figure(good, lay, phases, ctx.out_dir, "pwriter-throughput",
-                             f"Aggregate throughput vs {lay.x}",
-                             "All bytes / (last finish - first start), guest time; mean ± "
-                             "sample std over repeats; one line per kernel variant and "
-                             "swept factor.", log2_x=True)]
+    good, lay, figures = first.good, first.lay, [first.figure]
     rated, rate_columns = with_modelled_rates(good)
     modelled = modelled_figure(rated, rate_columns, lay, ctx.out_dir)
     if modelled is not None:
