@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.toml_text import toml_value
+
 REPO = Path(__file__).resolve().parents[2]
 MANYLAB = [sys.executable, "-m", "manylab.cli"]
 
@@ -34,14 +36,6 @@ def result_of(point_dir: Path) -> dict[str, Any]:
 def table(study_dir: Path) -> list[dict[str, str]]:
     with (study_dir / "results.csv").open() as handle:
         return list(csv.DictReader(handle))
-
-
-def toml_value(value: str | int | float | bool) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value)
-    return str(value)
 
 
 def study_spec(name: str, body: str, **study: str | int | float | bool) -> str:

@@ -3,7 +3,6 @@ line naming the file, never a traceback or a hang."""
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from manylab import keys, params, plan
 from manylab import spec as specs
 from manylab.errors import LabError
 from manylab.workloads import REGISTRY
+from tests.toml_text import toml_value
 
 SIZES = ["0", "1K", "4M", "512M", "2G", "-4M", "big", "1.5G", "{vcpus}M"]
 WORDS = ["stock", "finerlru", "../../etc", "/etc/passwd", "debug", "knl-64", "knl-65",
@@ -26,16 +26,6 @@ set_tables = st.dictionaries(st.sampled_from(["l2.size_kib", "bw.behind_epochs",
                                               "core.cpi", "hot_lines"]),
                              st.one_of(scalars, st.lists(st.integers(1, 64), min_size=1,
                                                          max_size=3)), max_size=2)
-
-
-def toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, str)):
-        return json.dumps(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
 
 
 @st.composite
