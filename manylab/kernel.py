@@ -286,6 +286,10 @@ def build_env() -> dict[str, str]:
     env.update({
         "CCACHE_DIR": str(cache_root() / "ccache"),
         "CCACHE_NOHASHDIR": "1",
+        # Depend mode takes the headers from gcc's own -MMD output instead of running the
+        # preprocessor a second time: a cold build (mm/ and kernel/, 2 cores) took 111 s
+        # against 149 s in ccache's default mode and 107 s without ccache.
+        "CCACHE_DEPEND": "1",
         "CCACHE_MAXSIZE": "8G",
         "KBUILD_BUILD_TIMESTAMP": "2023-01-01",
         "KBUILD_BUILD_USER": "manylab",

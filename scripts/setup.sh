@@ -1,19 +1,36 @@
 #!/usr/bin/env bash
-# One idempotent setup: Debian packages, Python virtual environment, Rust plugin build.
-# Usage: scripts/setup.sh [--no-rust]
+# One idempotent setup: Debian packages, Python virtual environment, Rust builds.
+# Usage: scripts/setup.sh [--no-rust] [--quickstart]
+#   --no-rust     skip the cargo builds (plugin, pcmsim)
+#   --quickstart  only what an x86_64 QEMU study with the model and its report needs (the quick
+#                 start): no arm64 tools, image bundles, Slurm, Chromium or pcmsim; running
+#                 setup.sh again without it adds them
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
+rust=1
+full=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-rust) rust=0 ;;
+    --quickstart) full=0 ;;
+    *) echo "setup.sh: unknown option $arg (known: --no-rust, --quickstart)" >&2; exit 2 ;;
+  esac
+done
+
 # QEMU 10.0 (plugin API v4, qboot, >255 x86 vCPUs) comes from Debian's bookworm-backports.
-QEMU_PACKAGES=(qemu-system-x86 qemu-system-arm qemu-system-common qemu-system-data qemu-utils)
+QEMU_PACKAGES=(qemu-system-x86 qemu-system-common qemu-system-data qemu-utils)
 QEMU_MIN_VERSION=10.0
 APT_PACKAGES=(
-  linux-source-6.1 busybox-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross musl-tools
+  linux-source-6.1 busybox-static musl-tools
   build-essential ccache flex bison bc libelf-dev libssl-dev dwarves kmod cpio xz-utils
-  e2fsprogs patch rsync file chromium
-  slurm-wlm munge
+  e2fsprogs patch rsync file
 )
+if [ "$full" -eq 1 ]; then
+  QEMU_PACKAGES+=(qemu-system-arm)
+  APT_PACKAGES+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross chromium slurm-wlm munge)
+fi
 
 sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
@@ -61,7 +78,7 @@ fi
 
 # arm64 guests take Debian's arm64 packages (busybox-static, the image bundles' below): apt
 # needs the foreign architecture and its package lists, downloads only (nothing is installed).
-if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+if [ "$full" -eq 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
   echo "setup: adding the arm64 architecture to apt (downloads of arm64 packages)" >&2
   $sudo_cmd dpkg --add-architecture arm64
   $sudo_cmd apt-get update -q
@@ -69,7 +86,7 @@ fi
 
 # The arm64 guest's busybox: Debian's busybox-static for arm64, unpacked by the image builder.
 cache="${MANYLAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/manylab}"
-if ! ls "$cache"/busybox/busybox-static_*_arm64.deb >/dev/null 2>&1; then
+if [ "$full" -eq 1 ] && ! ls "$cache"/busybox/busybox-static_*_arm64.deb >/dev/null 2>&1; then
   echo "setup: downloading busybox-static:arm64" >&2
   mkdir -p "$cache/busybox"
   (cd "$cache/busybox" && apt-get download -q busybox-static:arm64)
@@ -87,11 +104,15 @@ fi
 # and its libraries, for the smtpload workload): their .debs for both arches into the cache, once;
 # the record written beside them keys the images (README "Optional bundles"). Not fatal: an image
 # that needs a bundle fetches it again when it is built.
-"$venv/bin/python" -m manylab.image_packages fetch >&2 ||
-  echo "setup: could not fetch the image bundles' Debian packages (smtpload images will retry)" >&2
+if [ "$full" -eq 1 ]; then
+  "$venv/bin/python" -m manylab.image_packages fetch >&2 ||
+    echo "setup: could not fetch the image bundles' Debian packages (smtpload images will retry)" >&2
+fi
 
-if [ "${1:-}" != "--no-rust" ]; then
-  for crate in plugin pcmsim; do
+crates=(plugin)
+[ "$full" -eq 0 ] || crates+=(pcmsim)
+if [ "$rust" -eq 1 ]; then
+  for crate in "${crates[@]}"; do
     if [ -f "$here/$crate/Cargo.toml" ]; then
       echo "setup: building $crate (cargo build --release)" >&2
       (cd "$here/$crate" && cargo build --release -q)
