@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.helpers import manylab, point_dirs, result_of, study_spec
+from tests.e2e.helpers import manylab, point_dirs, result_of, run_one_point, study_spec
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
@@ -83,3 +83,23 @@ def test_a_damaged_snapshot_is_rebuilt_not_restored(tmp_path):
     assert result_of(point)["status"] == "ok"
     rebuilt = json.loads((point / "inputs.json").read_text())["snapshot"]
     assert rebuilt["key"] == snap["key"] and state.stat().st_size == rebuilt["bytes"]
+
+
+CLOCKSOURCE = """
+[machine]
+vcpus = 4
+[workload]
+name = "shell"
+args = { script = '''
+cd /sys/devices/system/clocksource/clocksource0
+echo "MANYLAB-RESULT {\\"clocksource\\": \\"$(cat current_clocksource)\\"}"
+''' }
+"""
+
+
+def test_a_restored_x86_guest_starts_on_the_calibrated_tsc(tmp_path):
+    # The boot replaces tsc-early by tsc (a stop_machine on every CPU) about a second after
+    # boot; the init waits for it, so a restored run never sees the switch.
+    point = run_one_point(tmp_path, "clocksource", study_spec("clocksource", CLOCKSOURCE))
+    assert "restored=1" in point.console
+    assert point.outputs[0]["clocksource"] == "tsc", point.outputs
