@@ -1,6 +1,10 @@
 """A watched run of an emulator (QEMU, or gem5 with its terminal on stdout): the serial console
 streams to console.log, the guest is stopped on a fatal kernel report or on the time limit, and
-the run always returns (never hangs the lab)."""
+the run always returns (never hangs the lab).
+
+The time limit counts the emulator's CPU time (user + system), so that a host loaded by other
+runs does not stop a slow run as hung; an emulator that makes no progress at all (asleep, or
+starved) is stopped at WALL_LIMIT_FACTOR times the limit in wall time."""
 
 from __future__ import annotations
 
@@ -22,11 +26,12 @@ class RunOutcome:
     console: ConsoleState
     returncode: int | None
     timed_out: bool
-    seconds: float
+    seconds: float  # wall time
     boot_seconds: float | None
     stderr_tail: list[str] = field(default_factory=list)
     program: str = "QEMU"
     peak_rss_mib: float | None = None  # the emulator's peak resident memory (VmHWM)
+    cpu_seconds: float | None = None  # the emulator's CPU time (user + system) when last read
 
     @property
     def failure(self) -> str | None:
@@ -34,8 +39,10 @@ class RunOutcome:
             return self.console.reason
         if self.timed_out:
             where = "before boot finished" if not self.console.booted else "after boot"
-            return (f"hang: no exit within {self.seconds:.0f} s ({where}; last console line: "
-                    f"{self.console.last_line[:120]!r})")
+            cpu = f"{self.cpu_seconds:.0f} s of {self.program} CPU time, " \
+                if self.cpu_seconds is not None else ""
+            return (f"hang: no exit within {cpu}{self.seconds:.0f} s wall ({where}; last "
+                    f"console line: {self.console.last_line[:120]!r})")
         if self.console.exit_status is None:
             tail = self.stderr_tail[-1] if self.stderr_tail else self.console.last_line[:120]
             return (f"{self.program} exited ({self.returncode}) before the workload finished: "
@@ -45,6 +52,8 @@ class RunOutcome:
 
 GRACE_AFTER_FATAL_S = 10.0
 RSS_READ_EVERY_S = 0.5
+WALL_LIMIT_FACTOR = 4.0
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 _live: set[subprocess.Popen[bytes]] = set()
 _live_lock = threading.Lock()
@@ -71,7 +80,9 @@ def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float,
     state = ConsoleState()
     started = time.monotonic()
     boot_seconds: float | None = None
-    deadline = started + timeout_s
+    wall_deadline = started + WALL_LIMIT_FACTOR * timeout_s
+    fatal_deadline: float | None = None
+    cpu_seconds: float | None = None
     timed_out = False
     with console_log.open("w") as sink, stderr_log.open("w") as err_sink:
         if _stopping.is_set():
@@ -91,11 +102,15 @@ def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float,
                 if time.monotonic() - rss_read_at > RSS_READ_EVERY_S:
                     rss_read_at = time.monotonic()
                     peak_rss_mib = _peak_rss_mib(proc.pid) or peak_rss_mib
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    timed_out = not state.fatal
+                    cpu_seconds = _cpu_seconds(proc.pid) or cpu_seconds
+                now = time.monotonic()
+                if fatal_deadline is not None:
+                    if now >= fatal_deadline:
+                        break
+                elif now >= wall_deadline or (cpu_seconds or 0.0) >= timeout_s:
+                    timed_out = True
                     break
-                if not selector.select(timeout=min(remaining, 1.0)):
+                if not selector.select(timeout=1.0):
                     if proc.poll() is not None:
                         break
                     continue
@@ -114,8 +129,8 @@ def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float,
                         sink.flush()
                         on_line(text)
                 sink.flush()
-                if state.fatal:
-                    deadline = min(deadline, time.monotonic() + GRACE_AFTER_FATAL_S)
+                if state.fatal and fatal_deadline is None:
+                    fatal_deadline = time.monotonic() + GRACE_AFTER_FATAL_S
             if pending:
                 text = pending.decode("utf-8", "replace")
                 sink.write(text)
@@ -128,7 +143,7 @@ def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float,
         raise Interrupted
     stderr_tail = stderr_log.read_text(errors="replace").strip().splitlines()[-5:]
     return RunOutcome(state, proc.returncode, timed_out, time.monotonic() - started,
-                      boot_seconds, stderr_tail, program, peak_rss_mib)
+                      boot_seconds, stderr_tail, program, peak_rss_mib, cpu_seconds)
 
 
 def _peak_rss_mib(pid: int) -> float | None:
@@ -141,6 +156,17 @@ def _peak_rss_mib(pid: int) -> float | None:
     except (OSError, ValueError, IndexError):
         return None
     return None
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """The process's CPU time so far, all its threads (utime + stime), or None once it has
+    exited."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

@@ -41,11 +41,30 @@ def test_an_interrupt_while_watching_stops_the_emulator(tmp_path: Path) -> None:
     assert not supervise._live
 
 
-def test_a_timeout_stops_the_emulator_and_says_so(tmp_path: Path) -> None:
+def test_an_emulator_without_progress_is_stopped_by_the_wall_backstop(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
     outcome = supervise.run([sys.executable, "-c", CHILD, str(pid_file)],
-                            tmp_path / "console.log", tmp_path / "stderr.log", timeout_s=2,
+                            tmp_path / "console.log", tmp_path / "stderr.log", timeout_s=0.5,
                             program="child")
     assert outcome.timed_out
+    assert outcome.seconds >= supervise.WALL_LIMIT_FACTOR * 0.5
+    assert outcome.cpu_seconds is not None and outcome.cpu_seconds < 0.5
     assert not _alive(int(pid_file.read_text()))
     assert (tmp_path / "console.log").read_text() == "first line\n"
+    assert outcome.failure is not None and outcome.failure.startswith("hang: no exit within")
+
+
+BUSY_CHILD = ("print('first line', flush=True)\n"
+              "while True:\n"
+              "    pass\n")
+
+
+def test_the_limit_counts_the_emulators_cpu_time(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # With the wall backstop out of reach, only the child's own CPU time can end the run.
+    monkeypatch.setattr(supervise, "WALL_LIMIT_FACTOR", 100.0)
+    outcome = supervise.run([sys.executable, "-c", BUSY_CHILD], tmp_path / "console.log",
+                            tmp_path / "stderr.log", timeout_s=1, program="child")
+    assert outcome.timed_out
+    assert outcome.cpu_seconds is not None and outcome.cpu_seconds >= 1
+    assert outcome.failure is not None and "s of child CPU time" in outcome.failure
