@@ -9,7 +9,13 @@ from manylab.report import inputs, page, records
 from manylab.report.kinds import PlotSet, plot_set
 from manylab.report.model import Context, Section, Table, cell
 from manylab.report.records import Record, Study
-from manylab.report.sections import headline, kernel_counters, kernel_paths, plugin_stats
+from manylab.report.sections import (
+    headline,
+    kernel_counters,
+    kernel_paths,
+    lock_sites,
+    plugin_stats,
+)
 from manylab.report.stats import group
 from manylab.results import write_table
 
@@ -79,8 +85,8 @@ def make_report(study_dir: Path, out_dir: Path | None = None) -> Path:
         old.unlink()
     for old in out.glob(f"{headline.TIMELINE_PREFIX}*.json"):
         old.unlink()
-    sections = [*headline.sections(study, out), overview(study), inputs.section(study),
-                *workload_sections(study, out)]
+    sections = [*headline.sections(study, out), *lock_sites.sections(study), overview(study),
+                inputs.section(study), *workload_sections(study, out)]
     title = f"manylab report: {study.name}"
     page.write_html(out / "index.html", title, sections)
     page.write_markdown(out / "report.md", title, sections)

@@ -9,6 +9,7 @@ pub mod coherence;
 pub mod describe;
 pub mod directory;
 pub mod json;
+pub mod lock_sites;
 pub mod memory;
 pub mod nvmain_trace;
 pub mod param_keys;

@@ -16,6 +16,7 @@ use qemu_plugin_sys::*;
 use crate::args::{self, Mode, RoiGate};
 use crate::atomics;
 use crate::coherence::Machine;
+use crate::lock_sites::{LockContext, LockFunctions};
 use crate::nvmain_trace::NvmainTrace;
 use crate::quantum::{first_turn, QuantumUnit, FIXED_ONE};
 use crate::report::{self, RunInfo};
@@ -24,12 +25,14 @@ use crate::smt;
 use crate::stats::{Ctr, Stats};
 use crate::symbols::Symbols;
 
+mod lock_probe;
 mod plugin_state;
 mod spinlock;
 #[cfg(feature = "trace")]
 mod trace_recorder;
 mod vcpu_reader;
 
+use lock_probe::LockProbe;
 use plugin_state::{all_insts, bump, outside_regions, plugin, vcpu_insts, Model, Plugin, VcpuCounters, PLUGIN};
 use spinlock::SpinLock;
 #[cfg(feature = "trace")]
@@ -109,6 +112,13 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
         m.nvmain = Some(Box::new(NvmainTrace::create(path, config.nvmain_device, all_insts)?));
     }
     let regions = Regions::new(config.mode != Mode::Full);
+    let lock_funcs = LockFunctions::new(&syms);
+    let mut count_stats = Stats::new(n_ids);
+    count_stats.locks = LockContext::new(lock_funcs.slow_table());
+    if let Some(m) = machine.as_mut() {
+        m.stats.locks = LockContext::new(lock_funcs.slow_table());
+    }
+    let locks = LockProbe::new(lock_funcs, Isa::from_target(&target));
     let counters: Vec<VcpuCounters> = (0..max_vcpus).map(|_| VcpuCounters::default()).collect();
     for c in &counters {
         // The run starts outside every region (boot).
@@ -133,9 +143,10 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
         func_insts: (0..max_vcpus).map(|_| (0..n_ids).map(|_| AtomicU64::new(0)).collect()).collect(),
         time_control,
         running,
+        locks,
         icount: has_option(&qemu_args, "icount"),
         syms,
-        model: SpinLock::new(Model { machine, count_stats: Stats::new(n_ids), regions }),
+        model: SpinLock::new(Model { machine, count_stats, regions }),
         instrument_memory: AtomicBool::new(config.roi != RoiGate::Flush),
         region_open: AtomicBool::new(false),
         reset_pending: AtomicBool::new(false),
@@ -186,6 +197,9 @@ unsafe extern "C" fn on_vcpu_init(_id: qemu_plugin_id_t, _vcpu: c_uint) {
     if let Some(running) = &plugin().running {
         unsafe { running.find_registers() };
     }
+    if let Some(locks) = &plugin().locks {
+        unsafe { locks.find_registers() };
+    }
 }
 
 /// Kernel text starts here on x86-64 and arm64 (the upper half of the address space).
@@ -222,6 +236,9 @@ unsafe extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb
             flags,
             ((tb_func << TB_FUNC_SHIFT) | kernel | n as u64) as *mut c_void,
         );
+    }
+    if let Some(locks) = &p.locks {
+        unsafe { lock_probe::instrument(locks, tb, n, tb_vaddr, tb_func as u32) };
     }
     let memory = p.config.mode != Mode::None && p.instrument_memory.load(Relaxed);
     let mut bytes = [0u8; 16];
@@ -475,4 +492,7 @@ unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _data: *mut c_void) {
     }
     let summary = report::human_summary(&run, stats);
     eprint!("{summary}");
+    if let Some(locks) = &p.locks {
+        eprint!("{}", locks.summary());
+    }
 }

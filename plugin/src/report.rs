@@ -2,6 +2,7 @@
 
 use crate::args::Config;
 use crate::json::{self, Fields};
+use crate::lock_sites::{self, LockSiteReport};
 use crate::params::{Params, LINE_BYTES};
 use crate::stats::{in_summary, FuncCtr, HotLine, Slot, Stats};
 use crate::symbols::Symbols;
@@ -10,7 +11,7 @@ use serde::Serialize;
 /// 2: `time.*` statistics, `mem.*.service_ns` (was `time_ns`), `mem.*.dirty_at_end`, per-function
 /// `stall_cycles`, per-region `time.vcpus`; since the causal clock also `time.wait`, per-vCPU,
 /// per-function and per-hot-line `wait_cycles`, per-function `base_cycles` and `cycles`, and
-/// `params.clock.*` (fields added, none changed).
+/// `params.clock.*`; since the lock sites per region `lock_sites` (fields added, none changed).
 pub const SCHEMA: &str = "manylab-stats/2";
 
 /// How the vCPUs took turns: the quantum switch's settings and what it did.
@@ -203,6 +204,7 @@ struct SlotReport<'a> {
     functions: Vec<FunctionReport<'a>>,
     #[serde(rename = "time.vcpus")]
     time_vcpus: Vec<VcpuReport>,
+    lock_sites: Vec<LockSiteReport<'a>>,
 }
 
 #[derive(Serialize)]
@@ -276,6 +278,7 @@ impl<'a> SlotReport<'a> {
                     cycles: c.cycles,
                 })
                 .collect(),
+            lock_sites: lock_sites::report(slot, p, syms),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! goes to all active slots; slot 0 ("total") is always active.
 
 use crate::directory::LineMap;
+use crate::lock_sites::{self, LockContext, SiteTable};
 use crate::memory::{DeviceKind, DEVICE_KINDS};
 use crate::params::{Params, LINE_BYTES};
 
@@ -192,6 +193,8 @@ pub struct Slot {
     pub hot_lines: LineMap<HotLine>,
     pub funcs: Vec<[u64; N_FUNC_CTR]>,
     pub func_insts: Vec<u64>,
+    /// Per (slow path, call site): the lock waits of `lock_sites.rs`.
+    pub lock_sites: SiteTable,
     pub host_wall_s: f64,
     pub host_cpu_s: f64,
 }
@@ -218,6 +221,7 @@ impl Slot {
             hot_lines: LineMap::default(),
             funcs: vec![[0; N_FUNC_CTR]; n_funcs],
             func_insts: vec![0; n_funcs],
+            lock_sites: SiteTable::default(),
             host_wall_s: 0.0,
             host_cpu_s: 0.0,
         }
@@ -462,6 +466,8 @@ pub struct Stats {
     /// Indices of the slots that receive events now; always starts with 0 ("total").
     pub active: Vec<usize>,
     pub n_funcs: usize,
+    /// Which functions are lock slow paths and the site each vCPU's slow path serves.
+    pub locks: LockContext,
 }
 
 pub const TOTAL: usize = 0;
@@ -474,6 +480,7 @@ impl Stats {
             slots: vec![Slot::new("total", n_funcs), Slot::new("roi", n_funcs)],
             active: vec![TOTAL],
             n_funcs,
+            locks: LockContext::default(),
         }
     }
 
@@ -555,6 +562,9 @@ impl Stats {
                 slot.funcs[func as usize][FuncCtr::StallCycles as usize] += cycles;
             }
         }
+        if let Some(key) = self.locks.key_of(vcpu, func) {
+            lock_sites::add(&mut self.slots, &self.active, key, |c| c.stall += cycles);
+        }
     }
 
     /// `vcpu`'s clock moved up by `cycles` to rejoin the others.
@@ -574,6 +584,9 @@ impl Stats {
                 slot.funcs[func as usize][FuncCtr::WaitCycles as usize] += cycles.round() as u64;
             }
         }
+        if let Some(key) = self.locks.key_of(vcpu, func) {
+            lock_sites::add(&mut self.slots, &self.active, key, |c| c.wait += cycles.round() as u64);
+        }
     }
 
     /// SMT siblings took `cycles` base cycles from `vcpu` in a block of `func`.
@@ -584,6 +597,9 @@ impl Stats {
             if (func as usize) < self.n_funcs {
                 slot.funcs[func as usize][FuncCtr::SmtCycles as usize] += cycles.round() as u64;
             }
+        }
+        if let Some(key) = self.locks.key_of(vcpu, func) {
+            lock_sites::add(&mut self.slots, &self.active, key, |c| c.smt += cycles.round() as u64);
         }
     }
 

@@ -102,6 +102,11 @@ impl Symbols {
         }
     }
 
+    /// Every function: its id, start address and name.
+    pub fn functions(&self) -> impl Iterator<Item = (u32, u64, &str)> {
+        self.functions.iter().enumerate().map(|(i, (addr, name))| (i as u32, *addr, name.as_str()))
+    }
+
     /// Whether function `id` lies in `.cpuidle.text`.
     pub fn is_cpuidle(&self, id: u32) -> bool {
         self.functions

@@ -15,6 +15,7 @@ use crate::roi::{Isa, Regions, Sample};
 use crate::stats::Stats;
 use crate::symbols::Symbols;
 
+use super::lock_probe::LockProbe;
 use super::spinlock::{SpinGuard, SpinLock};
 use super::vcpu_reader::RunningVcpu;
 
@@ -73,6 +74,8 @@ pub(super) struct Plugin {
     pub(super) time_control: usize,
     /// Single-threaded TCG with several vCPUs: who runs, from the guest's registers.
     pub(super) running: Option<RunningVcpu>,
+    /// Lock waits per call site (`lock_sites.rs`): None without lock functions in System.map.
+    pub(super) locks: Option<LockProbe>,
     pub(super) icount: bool,
     /// Translate memory callbacks now? (roi=flush: only while a region is open)
     pub(super) instrument_memory: AtomicBool,
