@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -165,8 +166,12 @@ def test_config_from_toml(tmp_path: Path) -> None:
 
 
 def test_example_configs_parse() -> None:
-    configs = sorted((Path(__file__).resolve().parents[2] / "runs" / "pcm").glob("*.toml"))
-    assert configs, "no runs/pcm/*.toml"
+    # runs/pcm/ holds sweep configs ([pcm]) and study specs ([study], tests/unit/test_spec.py).
+    files = sorted((Path(__file__).resolve().parents[2] / "runs" / "pcm").glob("*.toml"))
+    tables = {p: tomllib.loads(p.read_text()) for p in files}
+    assert all(("pcm" in t) != ("study" in t) for t in tables.values()), tables.keys()
+    configs = [p for p, t in tables.items() if "pcm" in t]
+    assert configs, "no runs/pcm/*.toml sweep config"
     for p in configs:
         SweepConfig.from_toml(p).validate()
 
