@@ -4,7 +4,7 @@
 //! (`QEMU_PLUGIN_CB_R_REGS`); every other block and instruction is instrumented as before.
 
 use std::cell::Cell;
-use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::ffi::{c_uint, c_void};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
 
@@ -19,7 +19,6 @@ use super::spinlock::SpinLock;
 unsafe extern "C" {
     fn g_byte_array_new() -> *mut GByteArray;
     fn g_byte_array_set_size(array: *mut GByteArray, length: c_uint) -> *mut GByteArray;
-    fn g_array_free(array: *mut GArray, free_segment: c_int) -> *mut c_char;
 }
 
 thread_local! {
@@ -66,24 +65,13 @@ impl LockProbe {
             return;
         }
         let wanted: &[&str] = if self.isa == Isa::X86_64 { &["rsp"] } else { &["sp", "x30"] };
-        let mut found = [0usize; 2];
-        let array = unsafe { qemu_plugin_get_registers() };
-        if !array.is_null() {
-            let descs = unsafe {
-                std::slice::from_raw_parts((*array).data as *const qemu_plugin_reg_descriptor, (*array).len as usize)
-            };
-            for d in descs {
-                let name = unsafe { CStr::from_ptr(d.name) }.to_string_lossy();
-                if let Some(i) = wanted.iter().position(|w| *w == name) {
-                    found[i] = d.handle as usize;
-                }
-            }
-            unsafe { g_array_free(array, 1) };
-        }
-        if found[..wanted.len()].contains(&0) {
+        let found = unsafe { super::vcpu_reader::register_handles(wanted) };
+        if found.contains(&0) {
             eprintln!("manylab-plugin: no {} register: lock sites are all \"unknown\"", wanted.join("/"));
         }
-        let _ = self.regs.set(found);
+        let mut regs = [0usize; 2];
+        regs[..found.len()].copy_from_slice(&found);
+        let _ = self.regs.set(regs);
     }
 
     fn read_register(&self, handle: usize) -> Option<u64> {

@@ -52,20 +52,7 @@ impl RunningVcpu {
             return;
         }
         let wanted = running_vcpu::base_registers(&self.target);
-        let array = unsafe { qemu_plugin_get_registers() };
-        let mut found = vec![0usize; wanted.len()];
-        if !array.is_null() {
-            let descs = unsafe {
-                std::slice::from_raw_parts((*array).data as *const qemu_plugin_reg_descriptor, (*array).len as usize)
-            };
-            for d in descs {
-                let name = unsafe { CStr::from_ptr(d.name) }.to_string_lossy();
-                if let Some(i) = wanted.iter().position(|w| *w == name) {
-                    found[i] = d.handle as usize;
-                }
-            }
-            unsafe { g_array_free(array, 1) };
-        }
+        let found = unsafe { register_handles(wanted) };
         let complete = !wanted.is_empty() && found.iter().all(|&h| h != 0);
         if !complete {
             eprintln!(
@@ -129,4 +116,24 @@ impl RunningVcpu {
             ((n as usize) < self.max_vcpus).then_some(n)
         }
     }
+}
+
+/// Called in a vCPU callback: the handle (as an address) of each named register, 0 where the
+/// target has none.
+pub(super) unsafe fn register_handles(wanted: &[&str]) -> Vec<usize> {
+    let mut found = vec![0usize; wanted.len()];
+    let array = unsafe { qemu_plugin_get_registers() };
+    if !array.is_null() {
+        let descs = unsafe {
+            std::slice::from_raw_parts((*array).data as *const qemu_plugin_reg_descriptor, (*array).len as usize)
+        };
+        for d in descs {
+            let name = unsafe { CStr::from_ptr(d.name) }.to_string_lossy();
+            if let Some(i) = wanted.iter().position(|w| *w == name) {
+                found[i] = d.handle as usize;
+            }
+        }
+        unsafe { g_array_free(array, 1) };
+    }
+    found
 }
