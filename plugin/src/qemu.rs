@@ -25,6 +25,7 @@ use crate::smt;
 use crate::stats::{Ctr, Stats};
 use crate::symbols::Symbols;
 
+mod guest_read;
 mod lock_probe;
 mod plugin_state;
 mod spinlock;

@@ -3,7 +3,6 @@
 //! block of a lock slow path. Only those callbacks ask QEMU for registers
 //! (`QEMU_PLUGIN_CB_R_REGS`); every other block and instruction is instrumented as before.
 
-use std::cell::Cell;
 use std::ffi::{c_uint, c_void};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
@@ -13,26 +12,13 @@ use qemu_plugin_sys::*;
 use crate::lock_sites::{self, CallSites, Kind, LockFunctions, NO_SITE, UNRESOLVED};
 use crate::roi::Isa;
 
+use super::guest_read::{register_handles, ReadBuffer};
 use super::plugin_state::{plugin, Model, Plugin};
 use super::spinlock::SpinLock;
 
-unsafe extern "C" {
-    fn g_byte_array_new() -> *mut GByteArray;
-    fn g_byte_array_set_size(array: *mut GByteArray, length: c_uint) -> *mut GByteArray;
-}
-
 thread_local! {
     /// A read buffer per vCPU thread (one thread under single-threaded TCG).
-    static BUF: Cell<usize> = const { Cell::new(0) };
-}
-
-fn buffer() -> *mut GByteArray {
-    BUF.with(|b| {
-        if b.get() == 0 {
-            b.set(unsafe { g_byte_array_new() } as usize);
-        }
-        b.get() as *mut GByteArray
-    })
+    static BUF: ReadBuffer = ReadBuffer::new();
 }
 
 pub(super) struct LockProbe {
@@ -65,7 +51,7 @@ impl LockProbe {
             return;
         }
         let wanted: &[&str] = if self.isa == Isa::X86_64 { &["rsp"] } else { &["sp", "x30"] };
-        let found = unsafe { super::vcpu_reader::register_handles(wanted) };
+        let found = unsafe { register_handles(wanted) };
         if found.contains(&0) {
             eprintln!("manylab-plugin: no {} register: lock sites are all \"unknown\"", wanted.join("/"));
         }
@@ -75,17 +61,7 @@ impl LockProbe {
     }
 
     fn read_register(&self, handle: usize) -> Option<u64> {
-        if handle == 0 {
-            return None;
-        }
-        let buf = buffer();
-        unsafe {
-            g_byte_array_set_size(buf, 0);
-            if qemu_plugin_read_register(handle as *mut qemu_plugin_register, buf) < 8 {
-                return None;
-            }
-            Some(u64::from_le_bytes(std::slice::from_raw_parts((*buf).data, 8).try_into().ok()?))
-        }
+        BUF.with(|b| b.register_u64(handle))
     }
 
     fn sp(&self) -> Option<u64> {
@@ -96,16 +72,7 @@ impl LockProbe {
     /// sp): x86-64 the 8 bytes at RSP, arm64 X30 (0: unread).
     fn return_address(&self, sp: u64) -> u64 {
         match self.isa {
-            Isa::X86_64 => {
-                let buf = buffer();
-                unsafe {
-                    g_byte_array_set_size(buf, 0);
-                    if !qemu_plugin_read_memory_vaddr(sp, buf, 8) || (*buf).len < 8 {
-                        return 0;
-                    }
-                    u64::from_le_bytes(std::slice::from_raw_parts((*buf).data, 8).try_into().unwrap_or([0; 8]))
-                }
-            }
+            Isa::X86_64 => BUF.with(|b| b.memory::<8>(sp)).map_or(0, u64::from_le_bytes),
             _ => self.regs.get().and_then(|r| self.read_register(r[1])).unwrap_or(0),
         }
     }
