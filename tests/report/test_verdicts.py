@@ -56,3 +56,19 @@ def test_peak_then_fall():
     assert peak_then_fall({16: summarize([1.0]), 64: summarize([0.5]),
                            32: summarize([2.0])}).verdict == ONE_RUN  # type: ignore[union-attr]
     assert peak_then_fall({}) is None
+
+
+def test_baseline_peak_orders_writer_counts_as_numbers():
+    from manylab.report.axes import Layout
+    from manylab.report.kinds.pwriter import baseline_peak
+
+    column = "rate"
+    base = ("kernel.cmdline", "finer_lru.factor=1")
+    rated = [{"kernel.cmdline": base[1], "workload.args.procs": procs, column: rate}
+             for procs, rates in ((16, [9.0, 10.0, 11.0]), (64, [19.0, 20.0, 21.0]),
+                                  (128, [7.0, 8.0, 9.0])) for rate in rates]
+    lines = baseline_peak(rated, Layout("workload.args.procs", ["kernel.cmdline"], True),
+                          base, column)
+    # 128 sorts before 64 as text: the peak at 64 must still be read against 128, the largest.
+    assert lines[1] == (f"kernel.cmdline=finer_lru.factor=1 peaks at workload.args.procs=64; "
+                        f"at workload.args.procs=128 it is 60.0% below the peak: {REPRODUCED}.")

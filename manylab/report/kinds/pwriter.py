@@ -129,7 +129,8 @@ def baseline_peak(rated: list[Record], lay: Layout, base: tuple[str, str],
     others = [k for k in lay.series if k != key]
     lines = []
     for combo, members in group(reference, others).items():
-        peak = peak_then_fall(aggregate(members, [lay.x], column))
+        by_x = {x: summary for (x,), summary in aggregate(members, [lay.x], column).items()}
+        peak = peak_then_fall(by_x)
         if peak is None:
             continue
         where = f"{series_label(others, combo)}: " if others else ""
