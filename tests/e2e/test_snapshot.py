@@ -1,7 +1,7 @@
 """Post-boot snapshots on the real kernel (manylab/backends/qemu/snapshot.py, README
-"Snapshots"): two restores of one snapshot count the same, a restored point's coherence traffic
-lies within the spread of seeded cold boots, and a damaged snapshot is rebuilt instead of
-restored."""
+"Snapshots"): restores of one snapshot count the same (x86_64 and arm64), a restored point's
+coherence traffic lies within the spread of seeded cold boots, and a damaged snapshot is
+rebuilt instead of restored."""
 
 import json
 from pathlib import Path
@@ -103,3 +103,30 @@ def test_a_restored_x86_guest_starts_on_the_calibrated_tsc(tmp_path):
     point = run_one_point(tmp_path, "clocksource", study_spec("clocksource", CLOCKSOURCE))
     assert "restored=1" in point.console
     assert point.outputs[0]["clocksource"] == "tsc", point.outputs
+
+
+ARM64_CONTENTION = """
+[machine]
+arch = "arm64"
+vcpus = 4
+memory = "512M"
+[workload]
+name = "contention"
+args = { threads = 4, iters = 20000 }
+[plugin]
+enabled = true
+preset = "knl-64"
+"""
+
+
+def test_arm64_restores_repeat_exactly(tmp_path):
+    spec = tmp_path / "arm.toml"
+    spec.write_text(study_spec("arm", ARM64_CONTENTION))
+    counts = []
+    for root in ("a", "b", "c"):
+        manylab("run", str(spec), "--results-root", str(tmp_path / root))
+        (point,) = point_dirs(tmp_path / root / "arm")
+        assert "restored=1" in (point / "console.log").read_text()
+        regions = json.loads((point / "stats.json").read_text())["regions"]
+        counts.append((regions["roi"]["stats"], regions["total"]["stats"]["insts"]))
+    assert counts[0] == counts[1] == counts[2]
