@@ -72,3 +72,15 @@ def test_baseline_peak_orders_writer_counts_as_numbers():
     # 128 sorts before 64 as text: the peak at 64 must still be read against 128, the largest.
     assert lines[1] == (f"kernel.cmdline=finer_lru.factor=1 peaks at workload.args.procs=64; "
                         f"at workload.args.procs=128 it is 60.0% below the peak: {REPRODUCED}.")
+
+
+def test_stock_beside_the_series_is_not_judged_as_a_finerlru_gain():
+    from manylab.report.kinds.pwriter import knl_verdicts
+
+    keys = ["kernel.cmdline", "kernel.variant"]
+    gains = [1.0, 2.0, 3.0]
+    summary = {("finer_lru.factor=256", "finerlru", 128): shifted(gains, 44),
+               ("", "stock", 128): shifted(gains, 1)}
+    lines = knl_verdicts(summary, keys, "workload.args.procs",
+                         [{"plugin.preset": "knl-64"}])
+    assert len(lines) == 2 and "variant=finerlru" in lines[1]

@@ -83,7 +83,8 @@ def chip_verdicts(summary: dict[GroupKey, Summary], keys: list[str], x: str) -> 
     for combo, gain in sorted(summary.items(), key=str):
         setting = combo[:-1]
         preset = str(setting[preset_at])
-        if combo[-1] != top[setting] or preset not in FINERLRU_CHIP_DIRECTION:
+        if (combo[-1] != top[setting] or preset not in FINERLRU_CHIP_DIRECTION
+                or _is_stock(keys, setting)):
             continue
         expected, finding = FINERLRU_CHIP_DIRECTION[preset]
         outcome = (gain_verdict(gain, GAIN_PCT) if expected == "gain"
@@ -95,6 +96,11 @@ def chip_verdicts(summary: dict[GroupKey, Summary], keys: list[str], x: str) -> 
                         f"+{GAIN_PCT:g}%, no change within ±{NONE_PCT:g}%, each on the 95% "
                         "interval over repeats):")
     return lines
+
+
+def _is_stock(keys: list[str], setting: GroupKey) -> bool:
+    """Stock Linux beside the series: compared with factor 1, never judged as a FinerLRU gain."""
+    return dict(zip(keys, setting, strict=True)).get("kernel.variant") == "stock"
 
 
 def _with_interval(s: Summary) -> str:
@@ -113,7 +119,7 @@ def knl_verdicts(summary: dict[GroupKey, Summary], keys: list[str], x: str,
     lines = [f"{series_label(keys, combo[:-1])}, {x}={combo[-1]}: {_with_interval(gain)}: "
              f"{gain_verdict(gain, knl.low, knl.high)}."
              for combo, gain in sorted(summary.items(), key=lambda kv: [sort_key(v) for v in kv[0]])
-             if combo[-1] in FINERLRU_GAIN_THREADS]
+             if combo[-1] in FINERLRU_GAIN_THREADS and not _is_stock(keys, combo[:-1])]
     if lines:
         lines.insert(0, f"Against {knl.text()} (write gain in modelled time, 95% interval over "
                         "repeats):")
