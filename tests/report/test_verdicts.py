@@ -1,6 +1,8 @@
 """Verdicts from repeats, on hand-computed intervals: [1, 2, 3] has mean 2 and a 95%
 half-width of 4.303 / sqrt(3) = 2.484 (t with 2 degrees of freedom), so 2 ± 2.484."""
 
+from manylab.report.axes import Layout
+from manylab.report.kinds.pwriter import baseline_peak, knl_verdicts
 from manylab.report.stats import Summary, summarize
 from manylab.report.verdicts import (
     NOT_RESOLVED,
@@ -59,9 +61,6 @@ def test_peak_then_fall():
 
 
 def test_baseline_peak_orders_writer_counts_as_numbers():
-    from manylab.report.axes import Layout
-    from manylab.report.kinds.pwriter import baseline_peak
-
     column = "rate"
     base = ("kernel.cmdline", "finer_lru.factor=1")
     rated = [{"kernel.cmdline": base[1], "workload.args.procs": procs, column: rate}
@@ -75,8 +74,6 @@ def test_baseline_peak_orders_writer_counts_as_numbers():
 
 
 def test_stock_beside_the_series_is_not_judged_as_a_finerlru_gain():
-    from manylab.report.kinds.pwriter import knl_verdicts
-
     keys = ["kernel.cmdline", "kernel.variant"]
     gains = [1.0, 2.0, 3.0]
     summary = {("finer_lru.factor=256", "finerlru", 128): shifted(gains, 44),

@@ -17,7 +17,7 @@ pub(super) struct RunningVcpu {
     cpu_number: Option<u64>,
     max_vcpus: usize,
     table: UnsafeCell<BaseTable>,
-    buf: OnceLock<ReadBuffer>,
+    buf: ReadBuffer,
     pub(super) current: AtomicU32,
 }
 
@@ -34,7 +34,7 @@ impl RunningVcpu {
             cpu_number,
             max_vcpus,
             table: UnsafeCell::new(BaseTable::default()),
-            buf: OnceLock::new(),
+            buf: ReadBuffer::new(),
             current: AtomicU32::new(0),
         }
     }
@@ -54,7 +54,6 @@ impl RunningVcpu {
             );
         }
         let _ = self.regs.set(if complete { found } else { Vec::new() });
-        let _ = self.buf.set(ReadBuffer::new());
     }
 
     /// Reads the base register(s) at a block's start and sets the running vCPU.
@@ -62,7 +61,7 @@ impl RunningVcpu {
     pub(super) fn update(&self, kernel_text: bool) -> usize {
         let current = self.current.load(Relaxed) as usize;
         let Some(regs) = self.regs.get().filter(|r| !r.is_empty()) else { return current };
-        let Some(buf) = self.buf.get() else { return current };
+        let buf = &self.buf;
         let mut values = [0u64; 2];
         for (v, &h) in values.iter_mut().zip(regs) {
             *v = buf.register_u64(h).unwrap_or(0);
