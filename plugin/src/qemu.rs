@@ -151,6 +151,7 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
         instrument_memory: AtomicBool::new(config.roi != RoiGate::Flush),
         region_open: AtomicBool::new(false),
         reset_pending: AtomicBool::new(false),
+        reported: AtomicBool::new(false),
         serial_tcg,
         started: Instant::now(),
         smt,
@@ -387,8 +388,13 @@ unsafe extern "C" fn on_marker(_vcpu: c_uint, data: *mut c_void) {
     let op = match (code >> 8) & 0xff {
         x if x == MarkerOp::Begin as u64 => MarkerOp::Begin,
         x if x == MarkerOp::End as u64 => MarkerOp::End,
+        x if x == MarkerOp::RunEnd as u64 => MarkerOp::RunEnd,
         _ => MarkerOp::Phase,
     };
+    if op == MarkerOp::RunEnd {
+        report_once(p);
+        return;
+    }
     let marker = Marker { op, arg: code as u8 };
     #[cfg(feature = "trace")]
     trace::record(4, marker.arg, op as u16, 0, 0, 0);
@@ -442,7 +448,16 @@ unsafe extern "C" fn on_reset(id: qemu_plugin_id_t) {
 unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _data: *mut c_void) {
     #[cfg(feature = "trace")]
     trace::flush();
-    let p = plugin();
+    report_once(plugin());
+}
+
+/// Closes every region, fills "total" and writes stats.json, once: what runs after (the
+/// guest's power-off) counts nowhere.
+fn report_once(p: &Plugin) {
+    if p.reported.swap(true, Relaxed) {
+        return;
+    }
+    p.region_open.store(false, Relaxed);
     let mut model = p.lock_model();
     let mut sample = p.sample();
     if let Some(m) = model.machine.as_ref() {

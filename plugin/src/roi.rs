@@ -1,7 +1,9 @@
 //! Region-of-interest markers (workloads/include/manylab_roi.h) and the regions they open.
 //!   x86-64: nopl 0x4d4cOOAA(%rax,%rax,1) = 0f 1f 84 00 AA OO 4c 4d
 //!   arm64:  movz xzr, #0xOOAA, lsl #48    = 0xd2e00000 | (0xOOAA << 5) | 31
-//! OO: 1 begin, 2 end, 3 phase; AA: region or phase number.
+//! OO: 1 begin, 2 end, 3 phase, 4 end of run; AA: region or phase number (0 for end of run).
+//! End of run is the guest's last word before it powers off: the plugin reports then, so what
+//! the power-off costs (a host-timed wait for QEMU's main loop) is in no count.
 
 use crate::stats::{Ctr, Stats, TOTAL};
 
@@ -10,6 +12,7 @@ pub enum MarkerOp {
     Begin,
     End,
     Phase,
+    RunEnd,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +45,7 @@ fn op_of(code: u8) -> Option<MarkerOp> {
         1 => Some(MarkerOp::Begin),
         2 => Some(MarkerOp::End),
         3 => Some(MarkerOp::Phase),
+        4 => Some(MarkerOp::RunEnd),
         _ => None,
     }
 }
@@ -155,6 +159,8 @@ impl Regions {
                     None => self.loose_phase = Some(slot),
                 }
             }
+            // The plugin reports at it (`finish`); it opens and closes nothing.
+            MarkerOp::RunEnd => {}
         }
     }
 
@@ -237,6 +243,10 @@ mod tests {
         assert_eq!(decode(Isa::X86_64, &wrong_magic), None);
         let word: u32 = 0xd2e0_0000 | (0x0207 << 5) | 31;
         assert_eq!(decode(Isa::Arm64, &word.to_le_bytes()), Some(Marker { op: MarkerOp::End, arg: 7 }));
+        let run_end = [0x0f, 0x1f, 0x84, 0x00, 0x00, 0x04, 0x4c, 0x4d];
+        assert_eq!(decode(Isa::X86_64, &run_end), Some(Marker { op: MarkerOp::RunEnd, arg: 0 }));
+        let unknown_op = [0x0f, 0x1f, 0x84, 0x00, 0x00, 0x05, 0x4c, 0x4d];
+        assert_eq!(decode(Isa::X86_64, &unknown_op), None);
         let movz_x0: u32 = 0xd2e0_0000 | (0x0207 << 5);
         assert_eq!(decode(Isa::Arm64, &movz_x0.to_le_bytes()), None);
         assert_eq!(Isa::from_target("x86_64"), Isa::X86_64);

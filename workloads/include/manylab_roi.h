@@ -5,7 +5,8 @@
  * Each marker is one architectural no-op whose immediate carries an opcode and an argument:
  *   x86-64: nopl 0x4d4cOOAA(%rax,%rax,1)  = 0f 1f 84 00 AA OO 4c 4d
  *   arm64:  movz xzr, #0xOOAA, lsl #48     = 0xd2e00000 | (0xOOAA << 5) | 31
- * OO is the opcode (1 begin, 2 end, 3 phase) and AA its argument (region or phase number).
+ * OO is the opcode (1 begin, 2 end, 3 phase, 4 end of run) and AA its argument (region or
+ * phase number; 0 for end of run, which the guest's init gives through the run-end tool).
  * The plugin recognises the bytes at translation time; without the plugin they cost one cycle.
  *
  * Under gem5 (the guest's init exports MANYLAB_GEM5=1 when the kernel command line holds
@@ -20,6 +21,7 @@
 #define MANYLAB_ROI_OP_BEGIN 1
 #define MANYLAB_ROI_OP_END 2
 #define MANYLAB_ROI_OP_PHASE 3
+#define MANYLAB_ROI_OP_RUN_END 4
 
 #include "manylab_gem5.h"
 #include "manylab_kstats.h"

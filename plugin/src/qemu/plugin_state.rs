@@ -84,6 +84,8 @@ pub(super) struct Plugin {
     /// Single-threaded TCG (round-robin vCPUs on one host thread): the model needs no lock.
     pub(super) serial_tcg: bool,
     pub(super) reset_pending: AtomicBool,
+    /// stats.json is written: at the guest's end-of-run marker, else at QEMU's exit.
+    pub(super) reported: AtomicBool,
     pub(super) started: Instant,
     /// Some core hosts two vCPUs (full mode): blocks feed the SMT model (`smt.rs`).
     pub(super) smt: bool,
