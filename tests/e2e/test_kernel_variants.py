@@ -133,10 +133,12 @@ LDU_IDLE = ("sleep 1; read -r up _ < /proc/uptime; end=$(( ${up%.*} + 3 )); "
             "echo \"MANYLAB-RESULT {\\\"idle_queued\\\": $q, \\\"timed_drain\\\": $t, "
             "\\\"drain_interval_ms\\\": $i}\"")
 
-# Counters added for issue #13 L3 (try-lock walkers, fences, anon_vma frees) and L5 (timed drain)
+# Counters added for issue #13 L3 (try-lock walkers, fences, anon_vma frees), L5 (timed drain)
+# and #31 item 4 (deferred anon_vma frees)
 LDU_NEW_COUNTERS = {"fence_skip", "walk_stale", "walk_contended", "read_apply", "tryread_apply",
-                    "tryread_busy", "free_wait", "free_skip", "dequeue", "queued", "timed_arm",
-                    "timed_drain", "timed_busy", "resched", "teardown", "teardown_locked"}
+                    "tryread_busy", "free_wait", "free_skip", "free_listed", "dequeue", "queued",
+                    "timed_arm", "timed_drain", "timed_busy", "resched", "teardown",
+                    "teardown_locked"}
 
 
 def test_ldu_under_lockdep_and_kfence(tmp_path):
@@ -165,6 +167,9 @@ def test_ldu_under_lockdep_and_kfence(tmp_path):
     for mode in ("global", "percpu"):
         assert stats[mode]["push"] > 0 and stats[mode]["cancel"] > 0, (mode, stats[mode])
         assert stats[mode]["apply"] > 0 and stats[mode]["drain"] > 0, (mode, stats[mode])
+        # #31 item 4: exiting children's anon_vmas were left to the next drainer (with
+        # kfence and the debug VM checks watching the freed objects)
+        assert stats[mode]["free_listed"] > 0, (mode, stats[mode])
     slot_pushes = sum(stats["percpu"][k] for k in ("slot_hit", "slot_claim", "slot_collision"))
     assert slot_pushes == stats["percpu"]["push"] > 0, stats["percpu"]
     assert stats["percpu"]["slot_collect"] > 0, stats["percpu"]
