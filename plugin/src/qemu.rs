@@ -392,7 +392,7 @@ unsafe extern "C" fn on_marker(_vcpu: c_uint, data: *mut c_void) {
         _ => MarkerOp::Phase,
     };
     if op == MarkerOp::RunEnd {
-        report_once(p);
+        report_once(p, "run-end marker");
         return;
     }
     let marker = Marker { op, arg: code as u8 };
@@ -448,12 +448,12 @@ unsafe extern "C" fn on_reset(id: qemu_plugin_id_t) {
 unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _data: *mut c_void) {
     #[cfg(feature = "trace")]
     trace::flush();
-    report_once(plugin());
+    report_once(plugin(), "QEMU exit");
 }
 
 /// Closes every region, fills "total" and writes stats.json, once: what runs after (the
 /// guest's power-off) counts nowhere.
-fn report_once(p: &Plugin) {
+fn report_once(p: &Plugin, ended_at: &'static str) {
     if p.reported.swap(true, Relaxed) {
         return;
     }
@@ -500,6 +500,7 @@ fn report_once(p: &Plugin) {
         directory_lines,
         n_symbols: p.syms.n_ids() - 2,
         model_lock: if p.serial_tcg { "none: single-threaded TCG" } else { "spin lock: multi-threaded TCG" },
+        ended_at,
     };
     let stats = model.stats();
     let text = report::stats_json(&run, stats, &p.syms);

@@ -45,6 +45,8 @@ pub struct RunInfo<'a> {
     pub directory_lines: usize,
     pub n_symbols: usize,
     pub model_lock: &'static str,
+    /// Where the counts stop: the guest's end-of-run marker, or QEMU's exit.
+    pub ended_at: &'static str,
 }
 
 fn instructions_if_empty<S: serde::Serializer>(unit: &&'static str, s: S) -> Result<S::Ok, S::Error> {
@@ -61,6 +63,7 @@ pub fn stats_json(run: &RunInfo, stats: &Stats, syms: &Symbols) -> String {
             markers: run.markers,
             directory_lines: run.directory_lines,
             model_lock: run.model_lock,
+            ended_at: run.ended_at,
             determinism: "counts are a function of the guest's access order: repeatable under single-threaded TCG \
                           for the same execution; under multi-threaded TCG the model is serialised by one lock and \
                           the interleaving (hence the counts) varies from run to run",
@@ -186,6 +189,7 @@ struct RunSection {
     directory_lines: usize,
     #[serde(rename = "model.lock")]
     model_lock: &'static str,
+    ended_at: &'static str,
     determinism: &'static str,
 }
 

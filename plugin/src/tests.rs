@@ -217,6 +217,7 @@ fn stats_json_has_the_contract_fields() {
         directory_lines: m.dir.len(),
         n_symbols: 0,
         model_lock: "none",
+        ended_at: "QEMU exit",
     };
     m.stats.settle();
     let text = report::stats_json(&run, &m.stats, &Symbols::default());
@@ -487,6 +488,7 @@ fn trace_replay() {
             directory_lines: m.dir.len(),
             n_symbols: syms.n_ids() - 2,
             model_lock: "none",
+            ended_at: "QEMU exit",
         };
         std::fs::write(out, report::stats_json(&run, &m.stats, &syms)).unwrap();
     }
@@ -1424,6 +1426,7 @@ fn stats_json_write_time() {
         directory_lines: m.dir.len(),
         n_symbols: syms.n_ids() - 2,
         model_lock: "none",
+        ended_at: "QEMU exit",
     };
     let mut times = Vec::new();
     let mut text = String::new();
