@@ -32,9 +32,11 @@ def run(tmp_path: Path, name: str, snapshot: str, root: Path) -> dict[str, dict]
     points = {}
     for point in point_dirs(root / name):
         assert result_of(point)["status"] == "ok", result_of(point)
-        roi = json.loads((point / "stats.json").read_text())["regions"]["roi"]
+        regions = json.loads((point / "stats.json").read_text())["regions"]
+        roi = regions["roi"]
         points[point.name] = {
             "stats": roi["stats"],
+            "total_insts": regions["total"]["stats"]["insts"],
             "hot_line": roi["hot_lines"][0],
             "inputs": json.loads((point / "inputs.json").read_text()),
             "console": (point / "console.log").read_text(),
@@ -49,6 +51,8 @@ def test_restores_repeat_exactly_and_agree_with_cold_boots(tmp_path):
     assert first.keys() == second.keys() and len(first) == 3
     for name, point in first.items():
         assert point["stats"] == second[name]["stats"], name
+        # from the restore to the end-of-run marker: the whole run repeats too
+        assert point["total_insts"] == second[name]["total_insts"], name
         snap = point["inputs"]["snapshot"]
         assert snap["key"] and snap["sha256"] and snap["bytes"] > 0
         assert "-incoming" in point["inputs"]["qemu"]["argv"]
