@@ -133,6 +133,13 @@ LDU_IDLE = ("sleep 1; read -r up _ < /proc/uptime; end=$(( ${up%.*} + 3 )); "
             "echo \"MANYLAB-RESULT {\\\"idle_queued\\\": $q, \\\"timed_drain\\\": $t, "
             "\\\"drain_interval_ms\\\": $i}\"")
 
+# The stress runs with the timed drain every millisecond, so that a drainer often holds the
+# tree lock for write when reclaim's try-lock walkers come (the L3 fallback below): with the
+# deferred anon_vma frees (#31 item 4) exits no longer take that lock, and in one run of the
+# default period no walker met a held lock. The idle check runs on the default period.
+DRAIN_EVERY_MS = "echo 1 > /sys/kernel/mm/ldu/drain_interval_ms"
+DRAIN_DEFAULT = "echo 1000 > /sys/kernel/mm/ldu/drain_interval_ms"
+
 # Counters added for issue #13 L3 (try-lock walkers, fences, anon_vma frees), L5 (timed drain)
 # and #31 item 4 (deferred anon_vma frees)
 LDU_NEW_COUNTERS = {"fence_skip", "walk_stale", "walk_contended", "read_apply", "tryread_apply",
@@ -144,9 +151,10 @@ LDU_NEW_COUNTERS = {"fence_skip", "walk_stale", "walk_contended", "read_apply", 
 def test_ldu_under_lockdep_and_kfence(tmp_path):
     script = (LOCKDEP_LIVE + "; echo MANYLAB-RESULT "
               '{\\"mode\\": \\"$(cat /sys/kernel/mm/ldu/mode)\\"}; '
+              + DRAIN_EVERY_MS + "; "
               "forkstress --dir $MANYLAB_WORKDIR --duration 20 --workers 8 "
               "--zram 64M --memcg 96M --hog 64M --shared 16M --shared-pages 256 "
-              "--shared-holders 128; rc=$?; "
+              "--shared-holders 128; rc=$?; " + DRAIN_DEFAULT + "; "
               + LDU_STATS + "; " + LDU_IDLE
               + "; exit $rc")
     runs = run_debug_study(tmp_path, "ldu-safety", "ldu", ["ldu=global", "ldu=off", "ldu=percpu"],
