@@ -1,5 +1,5 @@
 """Post-boot snapshots on the real kernel (manylab/backends/qemu/snapshot.py, README
-"Snapshots"): restores of one snapshot count nearly the same (x86_64 and arm64), a restored point's
+"Snapshots"): restores of one snapshot count the same (x86_64 and arm64), a restored point's
 coherence traffic lies within the spread of seeded cold boots, and a damaged snapshot is
 rebuilt instead of restored."""
 
@@ -44,22 +44,16 @@ def run(tmp_path: Path, name: str, snapshot: str, root: Path) -> dict[str, dict]
     return points
 
 
-def close(a: int, b: int, within: float) -> bool:
-    return abs(a - b) <= within * max(a, b)
-
-
-def test_restores_repeat_closely_and_agree_with_cold_boots(tmp_path):
+def test_restores_repeat_and_agree_with_cold_boots(tmp_path):
     first = run(tmp_path, "restored", '"auto"', tmp_path / "a")
     second = run(tmp_path, "restored", '"auto"', tmp_path / "b")
     cold = run(tmp_path, "cold", '"off"', tmp_path / "c")
     assert first.keys() == second.keys() and len(first) == 3
-    # Restores of a point repeat closely, ROI and whole run (restore to end-of-run marker).
-    # Exactly, when run alone; inside the whole suite they differed by up to 0.3% of the ROI's
-    # instructions, cause not found (README "Residuals"), so the bound is 1%.
+    # Restores of a point repeat exactly, ROI and whole run (restore to end-of-run marker).
     for name, point in first.items():
         again = second[name]
-        assert close(point["stats"]["insts"], again["stats"]["insts"], 0.01), name
-        assert close(point["total_insts"], again["total_insts"], 0.01), name
+        assert point["stats"] == again["stats"], name
+        assert point["total_insts"] == again["total_insts"], name
     for point in first.values():
         snap = point["inputs"]["snapshot"]
         assert snap["key"] and snap["sha256"] and snap["bytes"] > 0
@@ -131,7 +125,7 @@ preset = "knl-64"
 """
 
 
-def test_arm64_restores_repeat_closely(tmp_path):
+def test_arm64_restores_repeat(tmp_path):
     spec = tmp_path / "arm.toml"
     spec.write_text(study_spec("arm", ARM64_CONTENTION))
     counts = []
@@ -144,7 +138,4 @@ def test_arm64_restores_repeat_closely(tmp_path):
         assert stats["run"]["ended_at"] == "run-end marker", stats["run"]
         regions = stats["regions"]
         counts.append((regions["roi"]["stats"]["insts"], regions["total"]["stats"]["insts"]))
-    # as for x86 above: alone they repeat exactly; inside the suite four restores differed by up
-    # to 10,500 of 117.9 M whole-run instructions (0.01%), so the bound is 0.1%
-    for roi, total in counts[1:]:
-        assert close(roi, counts[0][0], 0.001) and close(total, counts[0][1], 0.001), counts
+    assert len(set(counts)) == 1, counts

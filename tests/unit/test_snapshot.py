@@ -132,13 +132,15 @@ def test_a_damaged_snapshot_is_removed_for_a_rebuild(tmp_path, capsys, damage):
     assert "rebuilding it" in capsys.readouterr().out
 
 
-def test_restore_adds_only_the_incoming_state_and_the_plugin(write_spec, artifacts, tmp_path):
+def test_restore_adds_the_incoming_state_no_announce_and_the_plugin(write_spec, artifacts,
+                                                                      tmp_path):
     (point,) = points(write_spec, '[workload]\nname = "pwriter"\n')
     kernel_art, image_art = artifacts
     snap = snapshot.Snapshot("k", tmp_path / "k", {})
     run = tmp_path / "run"
     shared = snapshot.machine_argv(point, kernel_art.boot_image, image_art.initramfs, None, run)
     argv = snapshot.restore_argv(snap, point, kernel_art, image_art, None, run, "lib.so,a=1")
-    assert argv == shared + ["-incoming", f"file:{snap.state}", "-plugin", "lib.so,a=1"]
+    assert argv == shared + ["-global", "migration.announce-rounds=0",
+                             "-incoming", f"file:{snap.state}", "-plugin", "lib.so,a=1"]
     assert f"name={snapshot.RUN_FW_CFG},file={run}" in argv
     assert snapshot.GUEST_CMDLINE in argv[argv.index("-append") + 1]

@@ -49,6 +49,11 @@ SAVE_POLL_S = 0.1
 PAUSE_WAIT_S = 120.0
 # Only the build: pause where the guest asks, and save no run state (a restore then runs).
 BUILD_ARGS = ["-action", "panic=pause", "-global", "migration.store-global-state=off"]
+# Only the restore: an incoming migration ends by announcing the guest's network cards on a
+# host-clock timer (5 rounds, 50-450 ms), and under -icount QEMU cuts every vCPU's turn at the
+# earliest host-clock deadline too (icount_get_limit), so how many instructions a vCPU runs
+# before the next one gets its turn would follow the host. No rounds, no such timer.
+RESTORE_ARGS = ["-global", "migration.announce-rounds=0"]
 
 
 class SnapshotFailed(LabError):
@@ -276,7 +281,7 @@ def restore_argv(snap: Snapshot, point: PointParams, kernel_art: kernel.KernelAr
                  image_art: image.ImageArtifacts, disk: Path | None, run: Path,
                  plugin_argument: str | None) -> list[str]:
     argv = machine_argv(point, kernel_art.boot_image, image_art.initramfs, disk, run)
-    argv += ["-incoming", f"file:{snap.state}"]
+    argv += [*RESTORE_ARGS, "-incoming", f"file:{snap.state}"]
     if plugin_argument:
         argv += ["-plugin", plugin_argument]
     return argv
