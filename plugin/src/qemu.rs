@@ -385,11 +385,8 @@ fn model_access(
 unsafe extern "C" fn on_marker(_vcpu: c_uint, data: *mut c_void) {
     let p = plugin();
     let code = data as u64;
-    let op = match (code >> 8) & 0xff {
-        x if x == MarkerOp::Begin as u64 => MarkerOp::Begin,
-        x if x == MarkerOp::End as u64 => MarkerOp::End,
-        x if x == MarkerOp::RunEnd as u64 => MarkerOp::RunEnd,
-        _ => MarkerOp::Phase,
+    let Some(op) = MarkerOp::from_code((code >> 8) as u8) else {
+        return;
     };
     if op == MarkerOp::RunEnd {
         report_once(p, "run-end marker");

@@ -7,12 +7,20 @@
 
 use crate::stats::{Ctr, Stats, TOTAL};
 
+/// Discriminants are the marker's OO byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum MarkerOp {
-    Begin,
-    End,
-    Phase,
-    RunEnd,
+    Begin = 1,
+    End = 2,
+    Phase = 3,
+    RunEnd = 4,
+}
+
+impl MarkerOp {
+    pub fn from_code(code: u8) -> Option<MarkerOp> {
+        [MarkerOp::Begin, MarkerOp::End, MarkerOp::Phase, MarkerOp::RunEnd].into_iter().find(|op| *op as u8 == code)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,23 +48,13 @@ impl Isa {
     }
 }
 
-fn op_of(code: u8) -> Option<MarkerOp> {
-    match code {
-        1 => Some(MarkerOp::Begin),
-        2 => Some(MarkerOp::End),
-        3 => Some(MarkerOp::Phase),
-        4 => Some(MarkerOp::RunEnd),
-        _ => None,
-    }
-}
-
 pub fn decode(isa: Isa, bytes: &[u8]) -> Option<Marker> {
     match isa {
         Isa::X86_64 => {
             if bytes.len() != 8 || bytes[..4] != [0x0f, 0x1f, 0x84, 0x00] || bytes[6..] != [0x4c, 0x4d] {
                 return None;
             }
-            Some(Marker { op: op_of(bytes[5])?, arg: bytes[4] })
+            Some(Marker { op: MarkerOp::from_code(bytes[5])?, arg: bytes[4] })
         }
         Isa::Arm64 => {
             let word = u32::from_le_bytes(bytes.try_into().ok()?);
@@ -64,7 +62,7 @@ pub fn decode(isa: Isa, bytes: &[u8]) -> Option<Marker> {
                 return None;
             }
             let imm = (word >> 5) & 0xffff;
-            Some(Marker { op: op_of((imm >> 8) as u8)?, arg: imm as u8 })
+            Some(Marker { op: MarkerOp::from_code((imm >> 8) as u8)?, arg: imm as u8 })
         }
         Isa::Other => None,
     }

@@ -449,11 +449,7 @@ fn trace_replay() {
                     m.stats.add(if kind == 3 { Ctr::Stores } else { Ctr::Loads }, 1);
                 }
                 _ => {
-                    let op = match vcpu {
-                        x if x == MarkerOp::Begin as usize => MarkerOp::Begin,
-                        x if x == MarkerOp::End as usize => MarkerOp::End,
-                        _ => MarkerOp::Phase,
-                    };
+                    let op = MarkerOp::from_code(vcpu as u8).expect("a marker record's op");
                     regions.apply(&mut m.stats, Marker { op, arg: size as u8 }, &Sample::default);
                 }
             }
