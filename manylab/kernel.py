@@ -125,6 +125,28 @@ def variants() -> list[str]:
                   if (p / "series").is_file() and p.name != BASE_LAYER)
 
 
+STACK_SEPARATOR = "+"
+
+
+def variant_layers(variant: str) -> list[str]:
+    """The series a variant stacks, in the order they apply: "finerlru+ldu" is the finerlru
+    series, then the ldu series, each with its own config. Raises LabError for a variant that
+    is not one folder of kernel-patches/ or a stack of two or more distinct ones other than
+    stock."""
+    known = variants()
+    layers = variant.split(STACK_SEPARATOR)
+    unknown = [layer for layer in layers if layer not in known]
+    if unknown:
+        within = f" (in the stack '{variant}')" if len(layers) > 1 else ""
+        raise LabError(f"'{unknown[0]}'{within} is not a kernel variant, a folder of "
+                       f"kernel-patches/ with a series: choose one of {', '.join(known)}, or "
+                       f"stack several with '{STACK_SEPARATOR}', e.g. finerlru+ldu")
+    if len(layers) > 1 and ("stock" in layers or len(set(layers)) != len(layers)):
+        raise LabError(f"kernel variant stack '{variant}': a stack names two or more distinct "
+                       "variants other than stock")
+    return layers
+
+
 def read_series(layer: str) -> list[PatchFile]:
     folder = KERNEL_PATCHES / layer
     series = folder / "series"
@@ -149,21 +171,24 @@ def read_series(layer: str) -> list[PatchFile]:
 
 
 def fragment_path(name: str, variant: str) -> Path:
-    for candidate in (KERNEL_PATCHES / variant / f"{name}.config",
-                      KERNEL_PATCHES / BASE_LAYER / "config" / f"{name}.config"):
+    folders = [KERNEL_PATCHES / layer for layer in variant_layers(variant)]
+    for candidate in [folder / f"{name}.config" for folder in folders] + [
+            KERNEL_PATCHES / BASE_LAYER / "config" / f"{name}.config"]:
         if candidate.is_file():
             return candidate
     known = sorted(p.stem for p in (KERNEL_PATCHES / BASE_LAYER / "config").glob("*.config"))
-    raise LabError(f"kernel config fragment '{name}' not found in kernel-patches/{variant}/ or "
+    searched = " or ".join(f"kernel-patches/{folder.name}/" for folder in folders)
+    raise LabError(f"kernel config fragment '{name}' not found in {searched} or "
                    f"kernel-patches/{BASE_LAYER}/config/ (known: {', '.join(known)})")
 
 
 def config_files(request: KernelRequest) -> list[Path]:
     base = KERNEL_PATCHES / BASE_LAYER / "config"
     files = [base / "base.config", base / f"{ARCHES[request.arch].config_fragment}.config"]
-    variant_config = KERNEL_PATCHES / request.variant / "config"
-    if variant_config.is_file():
-        files.append(variant_config)
+    for layer in variant_layers(request.variant):
+        layer_config = KERNEL_PATCHES / layer / "config"
+        if layer_config.is_file():
+            files.append(layer_config)
     files.extend(fragment_path(name, request.variant) for name in request.fragments)
     return files
 
@@ -171,7 +196,9 @@ def config_files(request: KernelRequest) -> list[Path]:
 def resolve(request: KernelRequest) -> KernelInputs:
     if request.arch not in ARCHES:
         raise LabError(f"unknown arch '{request.arch}': choose one of {', '.join(ARCHES)}")
-    patches = read_series(BASE_LAYER) + read_series(request.variant)
+    patches = read_series(BASE_LAYER)
+    for layer in variant_layers(request.variant):
+        patches += read_series(layer)
     files = config_files(request)
     text = "".join(f"# from {f.relative_to(KERNEL_PATCHES.parent)}\n{f.read_text()}\n"
                    for f in files)

@@ -325,10 +325,10 @@ def _check_kernel(spec: Spec, kernel_section: dict[str, Any]) -> None:
     builder finds (by name: no paths)."""
     where = f"{spec.path}: [kernel]"
     variant = kernel_section["variant"]
-    known = kernel.variants()
-    if variant not in known:
-        raise SpecError(f"{where} variant: '{variant}' is not a folder of kernel-patches/ with "
-                        f"a series (choose one of {', '.join(known)})")
+    try:
+        kernel.variant_layers(variant)
+    except LabError as error:
+        raise SpecError(f"{where} variant: {error}") from error
     for name in kernel_section["fragments"]:
         if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
             raise SpecError(f"{where} fragments: {name!r} is not a fragment name (a file "

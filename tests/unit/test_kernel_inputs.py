@@ -60,7 +60,8 @@ def test_stock_is_the_lab_layer_alone(patches_root):
 
 @needs_source
 def test_unknown_variant_and_fragment_are_named(patches_root):
-    with pytest.raises(LabError, match="kernel variant 'nope' has no kernel-patches/nope/series"):
+    with pytest.raises(LabError, match="'nope' is not a kernel variant, a folder of "
+                                        "kernel-patches/ with a series"):
         kernel.resolve(kernel.KernelRequest("nope", "x86_64"))
     with pytest.raises(LabError, match="config fragment 'fast' not found"):
         kernel.resolve(kernel.KernelRequest("stock", "x86_64", ("fast",)))
@@ -104,3 +105,30 @@ def test_a_series_may_name_another_variants_patches():
     shared, finer = (kernel.config_files(kernel.KernelRequest(v, "x86_64"))[-1]
                      for v in ("finerlru-shared-size", "finerlru"))
     assert shared.read_text() == finer.read_text()
+
+
+@needs_source
+def test_a_stack_applies_each_series_in_order_with_its_config(patches_root):
+    add_variant(patches_root, "toy", PATCH)
+    (patches_root / "toy" / "config").write_text("CONFIG_TOY=y\n")
+    (patches_root / "toy" / "extra.config").write_text("CONFIG_TOY_EXTRA=y\n")
+    inputs = kernel.resolve(kernel.KernelRequest("ldu+toy", "x86_64", ("extra", "debug")))
+    ldu = kernel.read_series("ldu")
+    assert [p.path.parent.name for p in inputs.patches] == ["lab"] + ["ldu"] * len(ldu) + ["toy"]
+    assert [f.relative_to(patches_root).as_posix() for f in inputs.config_files] == [
+        "lab/config/base.config", "lab/config/x86_64.config", "ldu/config", "toy/config",
+        "toy/extra.config", "lab/config/debug.config"]
+    assert inputs.config_text.index("CONFIG_LDU=y") < inputs.config_text.index("CONFIG_TOY=y")
+    swapped = kernel.resolve(kernel.KernelRequest("toy+ldu", "x86_64", ("extra", "debug")))
+    assert swapped.key != inputs.key
+
+
+@pytest.mark.parametrize("variant, message", [
+    ("ldu+nope", "'nope' \\(in the stack 'ldu\\+nope'\\) is not a kernel variant"),
+    ("stock+ldu", "a stack names two or more distinct variants other than stock"),
+    ("ldu+ldu", "a stack names two or more distinct variants other than stock"),
+    ("ldu+", "'' \\(in the stack 'ldu\\+'\\) is not a kernel variant"),
+])
+def test_a_bad_stack_is_refused_with_its_reason(variant, message):
+    with pytest.raises(LabError, match=message):
+        kernel.variant_layers(variant)

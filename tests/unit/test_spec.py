@@ -115,7 +115,11 @@ def test_a_single_list_valued_key_is_not_a_sweep(write_spec):
     ("[machine]\nmemory = '0'\n" + MINIMAL, "memory: '0' is below the 64 MiB a guest needs"),
     ("[workload]\nname = 'pwriter'\nargs = { size = '-4M' }\n", "args.size: '-4M' is not a size"),
     ("[workload]\nname = 'pwriter'\nargs = { size = -4 }\n", "args.size: -4 is negative"),
-    ("[kernel]\nvariant = '../../etc'\n" + MINIMAL, "variant: '../../etc' is not a folder"),
+    ("[kernel]\nvariant = '../../etc'\n" + MINIMAL, "variant: '../../etc' is not a kernel variant"),
+    ("[kernel]\nvariant = 'finerlru+stock'\n" + MINIMAL,
+     "variant: kernel variant stack 'finerlru+stock': a stack names two or more distinct"),
+    ("[kernel]\nvariant = 'finerlru+ldu'\nfragments = ['nosuch']\n" + MINIMAL,
+     "not found in kernel-patches/finerlru/ or kernel-patches/ldu/ or kernel-patches/lab/"),
     ("[kernel]\nfragments = ['/etc/passwd']\n" + MINIMAL, "'/etc/passwd' is not a fragment name"),
     ("[kernel]\nfragments = ['nosuch']\n" + MINIMAL, "fragment 'nosuch' not found"),
     ("[study]\nrepeats = 100000000\n" + MINIMAL, "[study] repeats: must be 1 to 1000"),
@@ -277,3 +281,13 @@ def test_a_planned_point_reads_typed(write_spec):
     assert config.kernel.fragments == () and config.repeat == 0
     with pytest.raises(TypeError):
         config.workload.args["size"] = "8M"  # type: ignore[index]
+
+
+def test_a_stacked_variant_plans_beside_a_single_one(write_spec):
+    spec = specs.load(write_spec("""
+[kernel]
+variant = ["finerlru", "finerlru+ldu"]
+fragments = ["debug"]
+""" + MINIMAL))
+    points = plan.points(spec)
+    assert [p.config.kernel.variant for p in points] == ["finerlru", "finerlru+ldu"]
