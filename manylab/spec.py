@@ -341,6 +341,9 @@ def _check_kernel(spec: Spec, kernel_section: dict[str, Any]) -> None:
 
 
 GEM5_MAX_MEMORY = 3 << 30
+# gem5's X86Board describes its cores in Intel MP tables with 8-bit local APIC ids 0..n-1 and
+# gives the I/O APIC id n; 255 is the broadcast id and gem5's x86 APIC has no x2APIC mode.
+GEM5_MAX_CORES = 254
 
 
 def _check_gem5(spec: Spec, point: dict[str, Any]) -> None:
@@ -351,6 +354,10 @@ def _check_gem5(spec: Spec, point: dict[str, Any]) -> None:
         raise SpecError(f"{where} the lab's gem5 configs are x86_64 only (set arch = 'x86_64')")
     if parse_size(machine["memory"]) > GEM5_MAX_MEMORY:
         raise SpecError(f"{where} gem5's x86 board maps at most 3 GiB (set memory <= '3G')")
+    if machine["vcpus"] > GEM5_MAX_CORES:
+        raise SpecError(f"{where} gem5's x86 board numbers its APICs with 8-bit ids (Intel MP "
+                        f"tables, no x2APIC): at most {GEM5_MAX_CORES} cores (set vcpus <= "
+                        f"{GEM5_MAX_CORES})")
     if workload["fs"] != "tmpfs":
         raise SpecError(f"{where} the root disk is the only disk under gem5 (set [workload] "
                         "fs = 'tmpfs')")

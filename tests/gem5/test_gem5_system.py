@@ -149,3 +149,27 @@ cores = 3
 [workload]
 name = "falseshare"
 """))
+
+
+def test_more_cores_than_the_x86_board_numbers_are_refused(write_spec):
+    assert gem5_point(write_spec, "knl-64", 254)["machine"]["vcpus"] == 254
+    with pytest.raises(SpecError, match="8-bit ids .* at most 254 cores"):
+        gem5_point(write_spec, "knl-64", 255)
+
+
+@pytest.mark.parametrize("bits, cores, fits", [
+    (None, 64, True), (None, 65, False), ("256", 128, True), ("256", 254, True),
+    ("128", 129, False),
+])
+def test_ruby_sets_must_hold_one_l1_per_core(monkeypatch, tmp_path, bits, cores, fits):
+    build = {"PROTOCOL": "MESI_Two_Level", "USE_X86_ISA": "True"}
+    if bits is not None:
+        build["NUMBER_BITS_PER_SET"] = bits
+    monkeypatch.setattr(command, "build_info",
+                        lambda path: {"version": "24.0.0.1", "build": build})
+    if fits:
+        command.check_build(tmp_path / "gem5.fast", cores)
+    else:
+        with pytest.raises(LabError, match=f"hold {bits or 64} controllers .* {cores} cores: "
+                                           "rebuild gem5 with NUMBER_BITS_PER_SET=256"):
+            command.check_build(tmp_path / "gem5.fast", cores)

@@ -45,7 +45,7 @@ class Gem5Backend:
         return 4096
 
     def check_tools(self, point: PointParams) -> None:
-        command.check_build(command.binary(point))
+        command.check_build(command.binary(point), point.machine.vcpus)
         machine.describer()
 
     def stale_tool(self, point: PointParams, inputs: dict[str, Any]) -> str | None:

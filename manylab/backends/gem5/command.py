@@ -35,6 +35,8 @@ def binary(point: PointParams) -> Path:
 
 BUILD_INFO_SCRIPT = CONFIGS_DIR / "build_info.py"
 BUILD_INFO_PREFIX = "MANYLAB-GEM5-BUILD "
+RUBY_DEFAULT_BITS_PER_SET = 64
+RUBY_WIDE_BITS_PER_SET = 256
 
 
 @functools.cache
@@ -60,8 +62,9 @@ def version(path: Path) -> str:
     return f"gem5 version {build_info(path).get('version', 'unknown')}"
 
 
-def check_build(path: Path) -> None:
-    """The configs need gem5 v24 built with the X86 ISA and the MESI_Two_Level protocol."""
+def check_build(path: Path, cores: int = 1) -> None:
+    """The configs need gem5 v24 built with the X86 ISA and the MESI_Two_Level protocol, and
+    Ruby's controller sets wide enough for one L1 controller per core."""
     info = build_info(path)
     build = info.get("build", {})
     found = str(info.get("version", ""))
@@ -70,6 +73,12 @@ def check_build(path: Path) -> None:
         raise LabError(f"{path}: gem5 {found} with ISA x86={build.get('USE_X86_ISA')} and "
                        f"protocol {build.get('PROTOCOL')}: the lab's configs need gem5 v24 "
                        f"built for {BUILD_TARGET} (gem5-configs/README.md)")
+    bits = int(build.get("NUMBER_BITS_PER_SET", RUBY_DEFAULT_BITS_PER_SET))
+    if cores > bits:
+        raise LabError(f"{path}: Ruby's controller sets hold {bits} controllers of a kind "
+                       f"(NUMBER_BITS_PER_SET) and the point has {cores} cores: rebuild gem5 "
+                       f"with NUMBER_BITS_PER_SET={RUBY_WIDE_BITS_PER_SET} (scons "
+                       f"menuconfig, gem5-configs/README.md)")
 
 
 def argv(gem5: Path, outdir: Path, system_json: Path) -> list[str]:
