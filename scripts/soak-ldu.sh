@@ -26,6 +26,8 @@
 #   SOAK_SECONDS  forkstress duration per round (default 120)
 #   SOAK_MODE     ldu= boot modes, rotated round by round (default
 #                 "global percpu"; off soaks the stock path)
+#   SOAK_VARIANT  lab method: kernel variant (default ldu; e.g. ldu+ldu-authors)
+#   SOAK_CMDLINE  extra kernel parameters for every round (e.g. ldu_design=authors)
 #   SOAK_KERNEL   manual method: kernel image (default
 #                 /work/kwork/ldu-build-x86/vmlinux)
 #   SOAK_OUT      directory for console logs (default runs/soak-ldu-<date>)
@@ -50,6 +52,8 @@ lab=$here/.venv/bin/manylab
 if [ -z "${SOAK_METHOD:-}" ]; then
 	if [ -x "$lab" ]; then SOAK_METHOD=lab; else SOAK_METHOD=manual; fi
 fi
+variant=${SOAK_VARIANT:-ldu}
+extra=${SOAK_CMDLINE:-}
 kernel=${SOAK_KERNEL:-/work/kwork/ldu-build-x86/vmlinux}
 mkdir -p "$out"
 
@@ -116,16 +120,16 @@ round_manual() {
 	timeout $((secs * 6 + 600)) qemu-system-x86_64 -M q35 \
 		-accel tcg,thread=single -smp "$vcpus" -m "$mem" -nographic \
 		-no-reboot -kernel "$kernel" -initrd "$out/initrd.cpio" \
-		-append "console=ttyS0 panic=-1 ldu=$mode slub_debug=FZPU" \
+		-append "console=ttyS0 panic=-1 ldu=$mode slub_debug=FZPU $extra" \
 		> "$log" 2>&1 || true
 }
 
 round_lab() {
 	i=$1 log=$2
-	"$lab" boot --variant ldu --fragment debug --vcpus "$vcpus" \
-		--memory "$mem" --cmdline "ldu=$mode slub_debug=FZPU" \
+	"$lab" boot --variant "$variant" --fragment debug --vcpus "$vcpus" \
+		--memory "$mem" --cmdline "ldu=$mode slub_debug=FZPU $extra" \
 		--timeout $((secs * 6 + 600)) -- \
-		"echo MANYLAB-LDU-MODE ldu=\$(cat /sys/kernel/mm/ldu/mode); forkstress --dir \$MANYLAB_WORKDIR --duration $secs --seed $i $(params "$(mix_of "$i")"); grep . /sys/kernel/mm/ldu/stats/*" \
+		"echo MANYLAB-LDU-MODE ldu=\$(cat /sys/kernel/mm/ldu/mode) design=\$(cat /sys/kernel/mm/ldu/design 2>/dev/null); forkstress --dir \$MANYLAB_WORKDIR --duration $secs --seed $i $(params "$(mix_of "$i")"); grep . /sys/kernel/mm/ldu/stats/*" \
 		> "$log" 2>&1 || true
 }
 
