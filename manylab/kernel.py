@@ -193,6 +193,11 @@ def config_files(request: KernelRequest) -> list[Path]:
     return files
 
 
+def requested_config(request: KernelRequest) -> dict[str, str]:
+    """The options the request's config files set (a later file wins), read without a build."""
+    return requested_options("\n".join(f.read_text() for f in config_files(request)))
+
+
 def resolve(request: KernelRequest) -> KernelInputs:
     if request.arch not in ARCHES:
         raise LabError(f"unknown arch '{request.arch}': choose one of {', '.join(ARCHES)}")

@@ -12,6 +12,11 @@ from manylab.units import parse_cpus, parse_size
 
 RAM_BASE_ARM64 = 0x4000_0000
 GIB = 1 << 30
+# A node of this device is guest RAM the kernel keeps as legacy persistent memory (memmap=!):
+# the pmem driver makes it /dev/pmem0, the workload's disk (kernel fragment `pmem`).
+STORAGE = "storage"
+# The plugin's memory devices (plugin/src/memory.rs), in its order.
+DEVICES = ("dram", "mcdram", "pcm", STORAGE)
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,17 @@ def plugin_view(point: PointParams) -> list[MemRange]:
     guest-physical address (QEMU 7.2 added RAM-block offsets and showed node k at twice its
     base), so the plugin's ranges are the guest's memory map."""
     return memory_map(point.machine.arch, numa_nodes(point.machine))
+
+
+def storage_cmdline(point: PointParams) -> str:
+    """`memmap=SIZE!START` for each range of a storage node, so that the kernel leaves it to
+    the pmem driver instead of its page allocator."""
+    return " ".join(f"memmap={r.size:#x}!{r.start:#x}" for r in plugin_view(point)
+                    if r.device == STORAGE)
+
+
+def has_storage(machine: MachineParams) -> bool:
+    return any(node.device == STORAGE for node in machine.numa)
 
 
 NodeCpus = list[tuple[int, list[int]]]

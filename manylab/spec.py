@@ -16,6 +16,7 @@ from typing import Any
 from manylab import kernel
 from manylab.errors import LabError
 from manylab.keys import Field, size_check
+from manylab.memory_layout import DEVICES, STORAGE
 from manylab.params import SCHEMA
 from manylab.units import parse_cpus, parse_size
 from manylab.workloads import check_args
@@ -23,7 +24,6 @@ from manylab.workloads import check_args
 MAX_VCPUS = {"x86_64": 256, "arm64": 512}
 SECTIONS = tuple(SCHEMA) + ("profiles",)
 NODE_KEYS = {"size", "cpus", "device"}
-DEVICES = ("dram", "mcdram", "pcm")
 
 
 @dataclass(frozen=True)
@@ -307,6 +307,7 @@ def check_point(spec: Spec, point: dict[str, Any]) -> None:
             seen.extend(parse_cpus(str(node["cpus"])) if "cpus" in node else [])
         if sorted(seen) != list(range(vcpus)):
             raise SpecError(f"{where} numa: the nodes' cpus must cover 0-{vcpus - 1} exactly once")
+        _check_storage(spec, point)
     if machine["backend"] == "gem5":
         _check_gem5(spec, point)
     plugin = point["plugin"]
@@ -318,6 +319,38 @@ def check_point(spec: Spec, point: dict[str, Any]) -> None:
         raise SpecError(f"{spec.path}: [workload] membind: node {membind} does not exist "
                         f"(the machine has {max(1, len(nodes))} NUMA node(s))")
     check_args(spec.path, point["workload"]["name"], point["workload"]["args"])
+
+
+PMEM_OPTIONS = ("CONFIG_X86_PMEM_LEGACY", "CONFIG_BLK_DEV_PMEM", "CONFIG_BTT")
+
+
+def _check_storage(spec: Spec, point: dict[str, Any]) -> None:
+    """A storage node (memory_layout.STORAGE) is guest RAM that the kernel's pmem driver makes
+    the workload's disk."""
+    machine = point["machine"]
+    storage = [i for i, node in enumerate(machine["numa"]) if node.get("device") == STORAGE]
+    if not storage:
+        return
+    where = f"{spec.path}: [machine] numa[{storage[0]}] device = '{STORAGE}':"
+    if len(storage) > 1:
+        raise SpecError(f"{where} the machine may have one storage node (numa[{storage[1]}] is "
+                        "another)")
+    if "cpus" in machine["numa"][storage[0]]:
+        raise SpecError(f"{where} a storage node holds no CPUs (remove its cpus)")
+    if machine["arch"] != "x86_64":
+        raise SpecError(f"{where} the kernel takes legacy persistent memory (memmap=!) on "
+                        "x86_64 only (set arch = 'x86_64')")
+    request = kernel.KernelRequest(point["kernel"]["variant"], machine["arch"],
+                                   tuple(point["kernel"]["fragments"]))
+    options = kernel.requested_config(request)
+    if any(options.get(name) != "y" for name in PMEM_OPTIONS):
+        raise SpecError(f"{where} the kernel needs the pmem driver ({', '.join(PMEM_OPTIONS)}): "
+                        "add \"pmem\" to [kernel] fragments")
+    if point["workload"]["fs"] != "ext2":
+        raise SpecError(f"{where} it is the workload's disk (set [workload] fs = 'ext2')")
+    if point["workload"]["membind"] == storage[0]:
+        raise SpecError(f"{spec.path}: [workload] membind: node {storage[0]} is the storage "
+                        "node, which has no memory of its own")
 
 
 def _check_kernel(spec: Spec, kernel_section: dict[str, Any]) -> None:

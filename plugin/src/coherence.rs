@@ -15,7 +15,7 @@ use crate::bandwidth::{Controller, Frontier};
 use crate::cache::SetAssoc;
 use crate::directory::{bit, DirEntry, DirState, Directory, MissKind, NO_TILE};
 use crate::memory::MemoryMap;
-use crate::memory::DEVICE_KINDS;
+use crate::memory::{DEVICE_KINDS, N_DEVICES};
 use crate::nvmain_trace::NvmainTrace;
 use crate::params::{Params, Pos, Protocol, LINE_BYTES, LINE_SHIFT};
 use crate::race::Race;
@@ -91,10 +91,10 @@ pub struct Machine {
     pub lat: u64,
     pub cause: Cause,
     /// Per device, a line read's latency in core cycles.
-    mem_read_cycles: [u64; 3],
+    mem_read_cycles: [u64; N_DEVICES],
     /// Per device, a line's service time (ns) at one controller, read and write.
-    svc_read_ns: [f64; 3],
-    svc_write_ns: [f64; 3],
+    svc_read_ns: [f64; N_DEVICES],
+    svc_write_ns: [f64; N_DEVICES],
     /// Per memory controller (`topo.mc_pos`), its bookings by epoch.
     ctrls: Vec<Controller>,
     /// Queueing cycles in the latency of the line access being modelled.
@@ -1166,8 +1166,8 @@ impl Machine {
     /// Dirty lines per memory device on the chip: M and O lines in the L2s (an M line in an
     /// L1D is M in its L2) and dirty LLC lines that no L2 holds dirty, each counted once: the
     /// memory writes a region leaves behind. A scan of every L2 and LLC slot.
-    pub fn dirty_lines(&self) -> [u64; 3] {
-        let mut out = [0u64; 3];
+    pub fn dirty_lines(&self) -> [u64; N_DEVICES] {
+        let mut out = [0u64; N_DEVICES];
         for cache in &self.l2 {
             for (slot, line) in cache.lines() {
                 if matches!(cache.state(slot), T_M | T_O) {

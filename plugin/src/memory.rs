@@ -1,4 +1,4 @@
-//! Guest-physical ranges -> memory devices (DDR DRAM, MCDRAM, PCM).
+//! Guest-physical ranges -> memory devices (DDR DRAM, MCDRAM, PCM, storage).
 
 use crate::params::{DeviceParams, Params, LINE_BYTES};
 
@@ -7,9 +7,14 @@ pub enum DeviceKind {
     Dram = 0,
     Mcdram = 1,
     Pcm = 2,
+    /// Guest RAM that the guest kernel uses as a block device (legacy persistent memory): the
+    /// workload's disk, so that fills and writebacks of the page cache are CPU copies.
+    Storage = 3,
 }
 
-pub const DEVICE_KINDS: [DeviceKind; 3] = [DeviceKind::Dram, DeviceKind::Mcdram, DeviceKind::Pcm];
+pub const N_DEVICES: usize = 4;
+pub const DEVICE_KINDS: [DeviceKind; N_DEVICES] =
+    [DeviceKind::Dram, DeviceKind::Mcdram, DeviceKind::Pcm, DeviceKind::Storage];
 
 impl DeviceKind {
     pub fn name(self) -> &'static str {
@@ -17,6 +22,7 @@ impl DeviceKind {
             DeviceKind::Dram => "dram",
             DeviceKind::Mcdram => "mcdram",
             DeviceKind::Pcm => "pcm",
+            DeviceKind::Storage => "storage",
         }
     }
 
@@ -29,6 +35,7 @@ impl DeviceKind {
             DeviceKind::Dram => &p.dram,
             DeviceKind::Mcdram => &p.mcdram,
             DeviceKind::Pcm => &p.pcm,
+            DeviceKind::Storage => &p.storage,
         }
     }
 }
@@ -48,7 +55,9 @@ impl MemRange {
 
     /// Parses `kind:start:size[:node]`: the range and its NUMA node (decimal), if given.
     pub fn parse_with_node(text: &str) -> Result<(MemRange, Option<u32>), String> {
-        let bad = || format!("bad value '{text}' for mem: expected <dram|mcdram|pcm>:<start hex>:<size hex>[:<node>]");
+        let bad = || {
+            format!("bad value '{text}' for mem: expected <dram|mcdram|pcm|storage>:<start hex>:<size hex>[:<node>]")
+        };
         let mut parts = text.split(':');
         let (Some(kind), Some(start), Some(size), node, None) =
             (parts.next(), parts.next(), parts.next(), parts.next(), parts.next())

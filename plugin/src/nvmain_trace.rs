@@ -1,4 +1,4 @@
-//! NVMain trace output (`nvmain_trace=<path>`, `nvmain_device=<dram|mcdram|pcm|all>`).
+//! NVMain trace output (`nvmain_trace=<path>`, `nvmain_device=<dram|mcdram|pcm|storage|all>`).
 //!
 //! While a region of interest is open, every line the model reads from a memory device
 //! (`R`) or writes back to one (`W`) becomes one line of NVMain's trace format (version 0,
@@ -47,9 +47,9 @@ impl Select {
     pub fn parse(value: &str) -> Result<Select, String> {
         match value {
             "all" => Ok(Select::All),
-            _ => DeviceKind::parse(value)
-                .map(Select::Device)
-                .ok_or_else(|| format!("bad value '{value}' for nvmain_device: expected dram, mcdram, pcm or all")),
+            _ => DeviceKind::parse(value).map(Select::Device).ok_or_else(|| {
+                format!("bad value '{value}' for nvmain_device: expected dram, mcdram, pcm, storage or all")
+            }),
         }
     }
 

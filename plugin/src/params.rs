@@ -249,6 +249,9 @@ pub struct Params {
     pub dram: DeviceParams,
     pub mcdram: DeviceParams,
     pub pcm: DeviceParams,
+    /// The `storage` device (a guest block device in guest RAM, `memory.rs`): DRAM's figures
+    /// unless set, so that storage adds no time or energy of its own (README.md "Storage").
+    pub storage: DeviceParams,
     pub allow_oversubscribe: bool,
     pub hot_lines: u32,
     pub hot_functions: u32,

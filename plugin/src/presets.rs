@@ -83,6 +83,7 @@ fn knl_64() -> Params {
         dram: digest_dram(45.0, 45.0),
         mcdram: mcdram(56.0),
         pcm: digest_pcm(),
+        storage: digest_dram(45.0, 45.0),
         allow_oversubscribe: false,
         hot_lines: 20,
         hot_functions: 30,
@@ -136,6 +137,7 @@ fn altra_80() -> Params {
         dram: digest_dram(20.5, 20.5),
         mcdram: mcdram(20.5),
         pcm: digest_pcm(),
+        storage: digest_dram(20.5, 20.5),
         allow_oversubscribe: false,
         hot_lines: 20,
         hot_functions: 30,
@@ -187,6 +189,7 @@ fn icelake_32() -> Params {
         dram: digest_dram(41.0, 41.0),
         mcdram: mcdram(41.0),
         pcm: digest_pcm(),
+        storage: digest_dram(41.0, 41.0),
         allow_oversubscribe: false,
         hot_lines: 20,
         hot_functions: 30,
@@ -241,6 +244,7 @@ fn epyc2_64() -> Params {
         dram: digest_dram(18.75, 18.75),
         mcdram: mcdram(18.75),
         pcm: digest_pcm(),
+        storage: digest_dram(18.75, 18.75),
         allow_oversubscribe: false,
         hot_lines: 20,
         hot_functions: 30,
@@ -289,6 +293,7 @@ fn tiny_4() -> Params {
         dram: digest_dram(64.0, 64.0),
         mcdram: mcdram(128.0),
         pcm: digest_pcm(),
+        storage: digest_dram(64.0, 64.0),
         allow_oversubscribe: false,
         hot_lines: 20,
         hot_functions: 30,
@@ -391,6 +396,7 @@ mod tests {
             assert!(t.ghz > 0.0 && t.cpi > 0.0 && t.l1 > 0 && t.l2 > t.l1 && t.dir > 0 && t.hop > 0, "{name}");
             assert!(t.fwd_dirty >= t.fwd_clean && t.inv > 0, "{name}");
             assert!(p.llc.size_kib == 0 || t.llc > 0, "{name}: an LLC needs a hit latency");
+            assert_eq!(p.storage, p.dram, "{name}: storage takes DRAM's figures");
             for dev in [&p.dram, &p.mcdram, &p.pcm] {
                 assert!(dev.read_ns > 0.0 && dev.bw_gbs > 0.0 && dev.bw_write_gbs > 0.0, "{name}");
             }

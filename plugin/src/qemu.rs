@@ -17,6 +17,7 @@ use crate::args::{self, Mode, RoiGate};
 use crate::atomics;
 use crate::coherence::Machine;
 use crate::lock_sites::{LockContext, LockFunctions};
+use crate::memory::N_DEVICES;
 use crate::nvmain_trace::NvmainTrace;
 use crate::quantum::{first_turn, QuantumUnit, FIXED_ONE};
 use crate::report::{self, RunInfo};
@@ -402,7 +403,7 @@ unsafe extern "C" fn on_marker(_vcpu: c_uint, data: *mut c_void) {
         // the marker, which changes no cache.
         let dirty = match (marker.op, machine.as_ref()) {
             (MarkerOp::End | MarkerOp::Phase, Some(m)) => m.dirty_lines(),
-            _ => [0; 3],
+            _ => [0; N_DEVICES],
         };
         let stats = match machine {
             Some(m) => &mut m.stats,

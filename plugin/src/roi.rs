@@ -5,6 +5,7 @@
 //! End of run is the guest's last word before it powers off: the plugin reports then, so what
 //! the power-off costs (a host-timed wait for QEMU's main loop) is in no count.
 
+use crate::memory::N_DEVICES;
 use crate::stats::{Ctr, Stats, TOTAL};
 
 /// Discriminants are the marker's OO byte.
@@ -79,7 +80,7 @@ pub struct Sample {
     pub vcpu_insts: Vec<u64>,
     /// Dirty (M) lines per memory device in the model's caches (full mode; only filled for
     /// markers that can close a region, and at exit).
-    pub dirty: [u64; 3],
+    pub dirty: [u64; N_DEVICES],
     /// Host seconds since the plugin started (not deterministic; for speed figures only).
     pub host_s: f64,
     /// CPU seconds (user + system, all threads) of the QEMU process so far (not

@@ -4,7 +4,7 @@
 
 use crate::directory::LineMap;
 use crate::lock_sites::{self, LockContext, SiteTable};
-use crate::memory::{DeviceKind, DEVICE_KINDS};
+use crate::memory::{DeviceKind, DEVICE_KINDS, N_DEVICES};
 use crate::params::{Params, LINE_BYTES};
 
 macro_rules! counters {
@@ -140,9 +140,20 @@ pub enum Cause {
     Queue,
     /// A hit in the home's LLC slice.
     Llc,
+    MemStorage,
 }
-pub const CAUSE_NAMES: &[&str] =
-    &["l2_hit", "mem.dram", "mem.mcdram", "mem.pcm", "fwd_clean", "fwd_dirty", "upgrade", "queue", "llc"];
+pub const CAUSE_NAMES: &[&str] = &[
+    "l2_hit",
+    "mem.dram",
+    "mem.mcdram",
+    "mem.pcm",
+    "fwd_clean",
+    "fwd_dirty",
+    "upgrade",
+    "queue",
+    "llc",
+    "mem.storage",
+];
 pub const N_CAUSE: usize = CAUSE_NAMES.len();
 
 impl Cause {
@@ -151,6 +162,7 @@ impl Cause {
             DeviceKind::Dram => Cause::MemDram,
             DeviceKind::Mcdram => Cause::MemMcdram,
             DeviceKind::Pcm => Cause::MemPcm,
+            DeviceKind::Storage => Cause::MemStorage,
         }
     }
 }
@@ -170,10 +182,10 @@ pub struct Slot {
     pub ctr: [u64; N_CTR],
     /// Per message type: messages, flits, hops.
     pub msg: [[u64; 3]; N_MSG],
-    pub dev_reads: [u64; 3],
-    pub dev_writes: [u64; 3],
+    pub dev_reads: [u64; N_DEVICES],
+    pub dev_writes: [u64; N_DEVICES],
     /// Dirty (M) lines per device still in the caches when this slot last closed.
-    pub dirty_at_end: [u64; 3],
+    pub dirty_at_end: [u64; N_DEVICES],
     /// Per memory controller: lines moved (reads + writes) and the controller time they took
     /// (ns: 64 bytes / the device's bandwidth each).
     pub mc_lines: Vec<u64>,
@@ -206,9 +218,9 @@ impl Slot {
             entered: 0,
             ctr: [0; N_CTR],
             msg: [[0; 3]; N_MSG],
-            dev_reads: [0; 3],
-            dev_writes: [0; 3],
-            dirty_at_end: [0; 3],
+            dev_reads: [0; N_DEVICES],
+            dev_writes: [0; N_DEVICES],
+            dirty_at_end: [0; N_DEVICES],
             mc_lines: Vec::new(),
             mc_busy_ns: Vec::new(),
             stall: [0; N_CAUSE],
@@ -294,6 +306,9 @@ impl Slot {
             out.push((format!("mem.{}.service_ns", kind.name()), t));
             out.push((format!("mem.{}.dirty_at_end", kind.name()), d));
             out.push((format!("mem.{}.bytes", kind.name()), (r + w) * LINE_BYTES as f64));
+            if kind == DeviceKind::Storage {
+                continue; // the totals are main memory's
+            }
             reads += r;
             writes += w;
             energy += e;
@@ -449,7 +464,8 @@ pub fn in_summary(name: &str) -> bool {
         || name.starts_with("time.")
         || name.starts_with("llc.")
         || name.starts_with("mem.mc")
-        || (name.starts_with("mem.") && ["dram.", "mcdram.", "pcm."].iter().any(|d| name[4..].starts_with(d)))
+        || (name.starts_with("mem.")
+            && ["dram.", "mcdram.", "pcm.", "storage."].iter().any(|d| name[4..].starts_with(d)))
 }
 
 /// `Stats::hot` indices: loads, stores, L1D hits (the per-access counters).

@@ -137,6 +137,33 @@ fn dirty_l1_eviction_is_one_writeback_to_the_l2() {
 }
 
 #[test]
+fn storage_lines_are_counted_apart_from_main_memory() {
+    // Lines 0-15 (1 KiB) are storage; line 3 is copied to line 100 (DRAM), as a page-cache fill
+    // from a RAM disk is, and four other lines of its L2 set evict the copy.
+    let storage = MemRange { kind: DeviceKind::Storage, start: 0, size: 1 << 10 };
+    let mut m = machine(tiny(), 4, vec![storage]);
+    read(&mut m, 0, 3);
+    write(&mut m, 0, 100);
+    for j in 1..=4 {
+        read(&mut m, 0, 100 + 16 * j);
+    }
+    m.stats.settle();
+    let s = &m.stats.slots[TOTAL];
+    assert_eq!(s.dev_reads[DeviceKind::Storage as usize], 1);
+    assert_eq!(s.dev_writes[DeviceKind::Storage as usize], 0);
+    assert_eq!(s.dev_reads[DeviceKind::Dram as usize], 5);
+    assert_eq!(s.dev_writes[DeviceKind::Dram as usize], 1);
+    let scalars: std::collections::HashMap<String, f64> = s.scalars(&m.params).into_iter().collect();
+    assert_eq!(scalars["mem.storage.reads"], 1.0);
+    // The totals are main memory's: five DRAM reads and one write, not the storage read.
+    assert_eq!(scalars["mem.reads"], 5.0);
+    assert_eq!(scalars["mem.writes"], 1.0);
+    let bits = 512.0;
+    assert!((scalars["mem.storage.energy_nj"] - bits * 0.1).abs() < 1e-9);
+    assert!((scalars["mem.energy_nj"] - 6.0 * bits * 0.1).abs() < 1e-9);
+}
+
+#[test]
 fn pcm_line_written_back_k_times_counts_k_writes() {
     let pcm = MemRange { kind: DeviceKind::Pcm, start: 0, size: 1 << 30 };
     let mut m = machine(tiny(), 4, vec![pcm]);
@@ -796,13 +823,14 @@ fn a_region_gets_its_vcpus_stalls_and_the_dirty_lines_left_at_its_end() {
     let pcm = MemRange { kind: DeviceKind::Pcm, start: 0, size: 1 << 20 };
     let mut m = Machine::new(tiny(), 4, MemoryMap::new(vec![pcm]).unwrap(), 3, true);
     let mut regions = Regions::default();
-    let at = |insts: Vec<u64>, dirty: [u64; 3]| Sample {
+    let at = |insts: Vec<u64>, dirty: [u64; crate::memory::N_DEVICES]| Sample {
         insts: insts.iter().sum(),
         vcpu_insts: insts,
         dirty,
         ..Default::default()
     };
-    regions.apply(&mut m.stats, Marker { op: MarkerOp::Begin, arg: 0 }, &|| at(vec![0; 4], [0; 3]));
+    regions
+        .apply(&mut m.stats, Marker { op: MarkerOp::Begin, arg: 0 }, &|| at(vec![0; 4], [0; crate::memory::N_DEVICES]));
     let pcm_line = 7;
     let dram_line = (1 << 20) / LINE_BYTES + 7;
     m.access(2, pcm_line * LINE_BYTES, 0, 8, true, 1);
@@ -810,7 +838,7 @@ fn a_region_gets_its_vcpus_stalls_and_the_dirty_lines_left_at_its_end() {
     let lat_pcm_and_dram = m.stats.slots[1].vcpu_stall[2];
     assert!(lat_pcm_and_dram > 0);
     let dirty = m.dirty_lines();
-    assert_eq!(dirty, [1, 0, 1]);
+    assert_eq!(dirty, [1, 0, 1, 0]);
     regions.apply(&mut m.stats, Marker { op: MarkerOp::End, arg: 0 }, &|| at(vec![10, 0, 20, 0], dirty));
     m.stats.settle();
     let roi = &m.stats.slots[1];

@@ -187,7 +187,7 @@ impl Topology {
         let h = mix(line);
         let of_cluster = match kind {
             DeviceKind::Mcdram => &self.mcdram_mcs_of_cluster,
-            DeviceKind::Dram | DeviceKind::Pcm => &self.ddr_mcs_of_cluster,
+            DeviceKind::Dram | DeviceKind::Pcm | DeviceKind::Storage => &self.ddr_mcs_of_cluster,
         };
         // Lines are interleaved over the serving controllers by hash bits 32.. (the home uses
         // the low bits, the cluster bits 60-61).
@@ -214,7 +214,7 @@ impl Topology {
     pub fn mcs_of_quadrant(&self, kind: DeviceKind, q: usize) -> &[u16] {
         match kind {
             DeviceKind::Mcdram => &self.mcdram_mcs_of_cluster[q],
-            DeviceKind::Dram | DeviceKind::Pcm => &self.ddr_mcs_of_cluster[q],
+            DeviceKind::Dram | DeviceKind::Pcm | DeviceKind::Storage => &self.ddr_mcs_of_cluster[q],
         }
     }
 
@@ -227,7 +227,7 @@ impl Topology {
     pub fn mcs(&self, kind: DeviceKind) -> &[u16] {
         match kind {
             DeviceKind::Mcdram => &self.mcdram_mcs,
-            DeviceKind::Dram | DeviceKind::Pcm => &self.ddr_mcs,
+            DeviceKind::Dram | DeviceKind::Pcm | DeviceKind::Storage => &self.ddr_mcs,
         }
     }
 

@@ -155,7 +155,23 @@ def test_kernel_counters_over_the_roi_stand_beside_the_metrics(tmp_path):
                if r["policy"] == "importance" and r["repeat"] == 0)
     assert (row["pages_in"], row["demoted"], row["migrated"]) == (1077, 282, 287)
     markdown = (make_report(study).parent / "report.md").read_text()
-    assert "pages read from storage (fills not modelled)" in markdown
+    assert "pages read from storage" in markdown
+    assert "virtio disk, whose DMA the model does not see" in markdown
+
+
+def test_fills_from_a_storage_node_are_counted_and_said_to_be(tmp_path):
+    study = make_study(tmp_path)
+    stats_file = study / "importance-push-0" / "stats.json"
+    data = json.loads(stats_file.read_text())
+    data["summary"].update({"roi.mem.storage.reads": 4096, "roi.mem.storage.writes": 128})
+    stats_file.write_text(json.dumps(data))
+    row = next(r for r in derived(load(study).records)
+               if r["policy"] == "importance" and r["repeat"] == 0)
+    assert (row["storage_reads"], row["storage_writes"]) == (4096, 128)
+    markdown = (make_report(study).parent / "report.md").read_text()
+    assert "storage line reads (fills)" in markdown
+    assert "every fill is a CPU copy from storage" in markdown
+    assert "virtio disk" not in markdown
 
 
 def test_not_below_verdict():

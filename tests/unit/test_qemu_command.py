@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -5,7 +6,8 @@ import pytest
 from manylab import memory_layout, plan
 from manylab import spec as specs
 from manylab.backends.qemu import command as qemu
-from manylab.backends.qemu import plugin
+from manylab.backends.qemu import plugin, snapshot
+from manylab.errors import LabError
 from manylab.memory_layout import MemRange
 from manylab.params import NumaNode, PointParams
 from manylab.workloads import command_line, run_script
@@ -105,6 +107,67 @@ def test_plugin_arguments_carry_memory_devices_and_overrides(write_spec):
                     "quantum_outside=0", "mem=dram:0x0:0x20000000",
                     "mem=pcm:0x20000000:0x20000000", "set.l2.size_kib=512"]
     assert plugin.qemu_argument(Path("/p.so"), ["a=x,y"]) == "/p.so,a=x,,y"
+
+
+STORAGE_MACHINE = ("[kernel]\nfragments = ['pmem']\n[machine]\nmemory = '1G'\n"
+                   "numa = [{size='256M', cpus='0'}, {size='256M', device='pcm'}, "
+                   "{size='512M', device='storage'}]\n")
+
+
+def storage_point(write_spec, workload: str) -> PointParams:
+    spec = specs.load(write_spec('[workload]\nname = "pwriter"\n' + workload + STORAGE_MACHINE))
+    return plan.points(spec)[0].config
+
+
+def test_a_storage_node_is_kept_from_the_kernel_and_shown_to_the_plugin(write_spec, fake_qemu):
+    params = storage_point(write_spec, "fs = 'ext2'\n")
+    argv = qemu.command(params, Path("/k/vmlinux"), Path("/i.cpio"), None, None)
+    cmdline = argv[argv.index("-append") + 1]
+    assert "memmap=0x20000000!0x20000000" in cmdline.split()
+    assert "-numa node,nodeid=2,memdev=mem2" in " ".join(argv)
+    args = plugin.arguments(params, Path("/r/stats.json"), Path("/k/System.map"))
+    assert "mem=storage:0x20000000:0x20000000" in args
+    # The storage node is the workload's disk: no virtio disk beside it.
+    assert not snapshot.wants_disk(params)
+    assert snapshot.wants_disk(plan.points(specs.load(write_spec(
+        '[workload]\nname = "pwriter"\nfs = "ext2"\n')))[0].config)
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("fs = 'tmpfs'\n", "it is the workload's disk (set [workload] fs = 'ext2')"),
+    ("fs = 'ext2'\nmembind = 2\n", "node 2 is the storage node"),
+])
+def test_a_storage_node_needs_its_disk_use(write_spec, extra, message):
+    path = write_spec('[workload]\nname = "pwriter"\n' + extra + STORAGE_MACHINE)
+    with pytest.raises(LabError, match=re.escape(message)):
+        plan.points(specs.load(path))
+
+
+@pytest.mark.parametrize("machine, message", [
+    ("numa = [{size='256M', cpus='0'}, {size='256M', device='storage', cpus='1'}]\nvcpus = 2\n",
+     "a storage node holds no CPUs"),
+    ("numa = [{size='256M', cpus='0'}, {size='128M', device='storage'}, "
+     "{size='128M', device='storage'}]\n", "one storage node (numa[2] is another)"),
+    ("arch = 'arm64'\nnuma = [{size='256M', cpus='0'}, {size='256M', device='storage'}]\n",
+     "on x86_64 only"),
+])
+def test_storage_nodes_refused_with_the_fix(write_spec, machine, message):
+    path = write_spec('[workload]\nname = "pwriter"\nfs = "ext2"\n[kernel]\n'
+                      "fragments = ['pmem']\n[machine]\nmemory = '512M'\n" + machine)
+    with pytest.raises(LabError, match=re.escape(message)):
+        plan.points(specs.load(path))
+
+
+def test_a_storage_node_needs_the_pmem_fragment(write_spec):
+    path = write_spec('[workload]\nname = "pwriter"\nfs = "ext2"\n[machine]\nmemory = "512M"\n'
+                      "numa = [{size='256M', cpus='0'}, {size='256M', device='storage'}]\n")
+    with pytest.raises(LabError, match=re.escape('add "pmem" to [kernel] fragments')):
+        plan.points(specs.load(path))
+    # The hybrid-pcm variant's own config has the driver.
+    plan.points(specs.load(write_spec('[workload]\nname = "pwriter"\nfs = "ext2"\n[kernel]\n'
+                                      'variant = "hybrid-pcm"\n[machine]\nmemory = "512M"\n'
+                                      "numa = [{size='256M', cpus='0'}, "
+                                      "{size='256M', device='storage'}]\n")))
 
 
 def test_snc_modes_give_the_plugin_each_ranges_node_and_each_nodes_cpus(write_spec):

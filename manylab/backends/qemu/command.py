@@ -10,7 +10,7 @@ from pathlib import Path
 
 from manylab.backends.guest import LAB_CMDLINE
 from manylab.errors import LabError
-from manylab.memory_layout import numa_nodes
+from manylab.memory_layout import numa_nodes, storage_cmdline
 from manylab.params import MachineParams, PointParams
 from manylab.paths import require_tool
 from manylab.units import parse_cpus, parse_size
@@ -140,7 +140,7 @@ def _cpu_runs(cpus: list[int]) -> list[tuple[int, int]]:
 def kernel_cmdline(point: PointParams, extra: str = "") -> str:
     arch = point.machine.arch
     parts = [f"console={SERIAL_CONSOLE[arch]}", LAB_CMDLINE, ARCH_CMDLINE[arch],
-             point.kernel.cmdline, extra]
+             storage_cmdline(point), point.kernel.cmdline, extra]
     return " ".join(p for p in parts if p)
 
 

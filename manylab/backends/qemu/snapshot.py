@@ -31,6 +31,7 @@ from manylab.backends import supervise
 from manylab.backends.qemu import command as qemu
 from manylab.errors import LabError
 from manylab.hashing import sha256_file, sha256_file_cached, sha256_json
+from manylab.memory_layout import has_storage
 from manylab.params import PointParams
 from manylab.paths import cache_root
 from manylab.qmp import Qmp
@@ -92,7 +93,7 @@ def machine_argv(point: PointParams, boot_image: Path, initramfs: Path, disk: Pa
 def key_inputs(point: PointParams, kernel_art: kernel.KernelArtifacts,
                image_art: image.ImageArtifacts) -> dict[str, Any]:
     """What the saved state depends on; the files by content, per-run files by size."""
-    disk = Path("@disk") if point.workload.fs == "ext2" else None
+    disk = Path("@disk") if wants_disk(point) else None
     argv = machine_argv(point, Path("@kernel"), Path("@initramfs"), disk, Path("@run"))
     return {
         "format": FORMAT,
@@ -178,8 +179,13 @@ def run_file(path: Path, script: str, where: str) -> None:
     path.write_bytes(data.ljust(RUN_FW_CFG_BYTES, b"\0"))
 
 
+def wants_disk(point: PointParams) -> bool:
+    """A virtio disk for fs = "ext2", unless a storage node is the workload's disk."""
+    return point.workload.fs == "ext2" and not has_storage(point.machine)
+
+
 def sparse_disk(path: Path, point: PointParams) -> Path | None:
-    if point.workload.fs != "ext2":
+    if not wants_disk(point):
         return None
     with path.open("wb") as handle:
         handle.truncate(parse_size(point.workload.disk))

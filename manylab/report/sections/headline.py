@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from manylab import pointdir
+from manylab.memory_layout import DEVICES
 from manylab.report import timeline
 from manylab.report.kinds.common import first_lines
 from manylab.report.model import Section, Table
@@ -19,7 +20,6 @@ from manylab.report.stats import aggregate, group, sort_key
 ROI = "stats.roi."
 MESSAGE_TYPES = ("gets", "getm", "upgrade", "fwd_gets", "fwd_getm", "inv", "inv_ack", "data",
                  "putm", "wb", "mem_rd", "mem_wr")
-DEVICES = ("dram", "mcdram", "pcm")
 TOP_FUNCTIONS = 5
 TIMELINE_PREFIX = "timeline-"
 
@@ -53,7 +53,8 @@ def sections(study: Study, out_dir: Path) -> list[Section]:
          "workload's region of interest, the mean over a setting's repeats (n in the first "
          f"table). Memory devices in use: {', '.join(devices) or 'none'}. Coherence messages "
          "are counted at the directory protocol's level, hops on the mesh; energy is the "
-         "devices' dynamic energy (plugin/README.md). Details per workload follow below.",
+         "devices' dynamic energy (plugin/README.md), and memory energy sums every device but "
+         "storage. Details per workload follow below.",
          "Per point, its ROI on a timeline of modelled time, one track per vCPU with each "
          "phase split into base, stall, SMT, wait and idle time (Chrome trace-event JSON: open "
          "it in https://ui.perfetto.dev or chrome://tracing):"],
