@@ -140,6 +140,9 @@ def test_failed_points_are_left_out_and_policy_defaults_to_off(tmp_path):
     assert policy_of({"kernel.cmdline": "memtier_slow_nodes=1"}) == "off"
     assert memory_of({"machine.memory": "140M", "machine.numa": json.dumps(NUMA)}) == \
         "140M (DRAM 44M)"
+    with_disk = [*NUMA, {"size": "512M", "device": "storage"}]
+    assert memory_of({"machine.memory": "652M", "machine.numa": json.dumps(with_disk)}) == \
+        "140M (DRAM 44M)"
 
 
 def test_kernel_counters_over_the_roi_stand_beside_the_metrics(tmp_path):

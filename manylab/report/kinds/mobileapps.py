@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from manylab.memory_layout import STORAGE
 from manylab.report import plots
 from manylab.report.kinds import PlotSet, register
 from manylab.report.kinds.common import MODELLED_TIME_NOTE, no_points
@@ -34,6 +35,7 @@ from manylab.report.verdicts import (
     gain_verdict,
     interval,
 )
+from manylab.units import parse_size
 
 TITLE = "mobileapps: placement policies against the LRU-like baseline"
 POLICY = "policy"
@@ -138,6 +140,9 @@ def memory_of(record: Record) -> str:
     nodes = json.loads(numa) if isinstance(numa, str) and numa.startswith("[") else numa
     machine = total
     if isinstance(nodes, list) and nodes and isinstance(nodes[0], dict):
+        memory = [n for n in nodes if n.get("device") != STORAGE]
+        if len(memory) < len(nodes):  # a storage node is the disk, not memory
+            total = f"{sum(parse_size(n['size']) for n in memory) >> 20}M"
         machine = f"{total} (DRAM {nodes[0].get('size', '?')})"
     apps, pages = number(record.get("result.apps")), number(record.get("result.pages"))
     if apps is not None and pages is not None:
