@@ -28,6 +28,9 @@
 #                 "global percpu"; off soaks the stock path)
 #   SOAK_VARIANT  lab method: kernel variant (default ldu; e.g. ldu+ldu-authors)
 #   SOAK_CMDLINE  extra kernel parameters for every round (e.g. ldu_design=authors)
+#   SOAK_LOCKSTEP lab method: 1 = instruction time (icount, the lab's default quantum), where
+#                 SOAK_SECONDS counts 10^9 instructions of the whole guest per second;
+#                 default 0 = free-running (--free-running: host time, more interleavings)
 #   SOAK_KERNEL   manual method: kernel image (default
 #                 /work/kwork/ldu-build-x86/vmlinux)
 #   SOAK_OUT      directory for console logs (default runs/soak-ldu-<date>)
@@ -54,6 +57,7 @@ if [ -z "${SOAK_METHOD:-}" ]; then
 fi
 variant=${SOAK_VARIANT:-ldu}
 extra=${SOAK_CMDLINE:-}
+if [ "${SOAK_LOCKSTEP:-0}" = 1 ]; then free=; else free=--free-running; fi
 kernel=${SOAK_KERNEL:-/work/kwork/ldu-build-x86/vmlinux}
 mkdir -p "$out"
 
@@ -126,7 +130,7 @@ round_manual() {
 
 round_lab() {
 	i=$1 log=$2
-	"$lab" boot --variant "$variant" --fragment debug --vcpus "$vcpus" \
+	"$lab" boot --variant "$variant" --fragment debug --vcpus "$vcpus" $free \
 		--memory "$mem" --cmdline "ldu=$mode slub_debug=FZPU $extra" \
 		--timeout $((secs * 6 + 600)) -- \
 		"echo MANYLAB-LDU-MODE ldu=\$(cat /sys/kernel/mm/ldu/mode) design=\$(cat /sys/kernel/mm/ldu/design 2>/dev/null); forkstress --dir \$MANYLAB_WORKDIR --duration $secs --seed $i $(params "$(mix_of "$i")"); grep . /sys/kernel/mm/ldu/stats/*" \
