@@ -163,6 +163,8 @@ def cmd_boot(args: argparse.Namespace) -> int:
     spec = specs.parse(raw, Path("<manylab boot>"))
     point = plan.points(spec)[0]
     runner.build_for([point])
+    print(f"manylab: console while the guest runs: "
+          f"{runner.staging_dir(spec, point) / pointdir.CONSOLE}", file=sys.stderr)
     result = runner.run_point(spec, point)
     point_dir = runner.results_dir(spec) / point.id
     sys.stdout.write((point_dir / pointdir.CONSOLE).read_text(errors="replace"))

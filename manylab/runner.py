@@ -75,12 +75,17 @@ def stale_input(point_dir: Path, point: PointParams) -> str | None:
     return None
 
 
+def staging_dir(spec: specs.Spec, point: Point, root: Path | None = None) -> Path:
+    """Where this process writes a point while it runs (its console.log grows there)."""
+    return results_dir(spec, root) / f".{point.id}.staging-{os.getpid()}"
+
+
 def run_point(spec: specs.Spec, point: Point, root: Path | None = None) -> dict[str, Any]:
     """Run one point to a complete result folder; return its result.json content."""
     study_dir = results_dir(spec, root)
     study_dir.mkdir(parents=True, exist_ok=True)
     final = study_dir / point.id
-    staging = study_dir / f".{point.id}.staging-{os.getpid()}"
+    staging = staging_dir(spec, point, root)
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     try:

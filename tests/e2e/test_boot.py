@@ -162,3 +162,16 @@ args = { script = ["echo MANYLAB-RESULT {}", "sleep 300; echo MANYLAB-RESULT {}"
     (kept,) = point_dirs(study_dir)
     assert result_of(kept)["status"] == "ok"
     assert sorted(p.name for p in study_dir.iterdir()) == [kept.name]
+
+
+def test_boot_prints_the_console_and_says_where_it_grows():
+    """`manylab boot` (the soak scripts' way in): the guest command's output on stdout, the
+    live console's path on stderr before the guest starts, the result in runs/boot/."""
+    result = manylab("boot", "--vcpus", "1", "--",
+                     "echo MANYLAB-HELLO-$((6*7)); echo MANYLAB-RESULT '{\"ok\": true}'")
+    assert "MANYLAB-HELLO-42" in result.stdout
+    assert "MANYLAB-BOOTED cpus=1" in result.stdout
+    first, *_, last = result.stderr.strip().splitlines()
+    live = first.split("console while the guest runs: ", 1)[1]
+    assert "/runs/boot/.stock-x86_64-1c-shell-r0-" in live and live.endswith("/console.log")
+    assert last.startswith("manylab: ok (") and "/runs/boot/stock-x86_64-1c-shell-r0-" in last
