@@ -18,6 +18,7 @@ from manylab.errors import LabError
 from manylab.keys import Field, size_check
 from manylab.memory_layout import DEVICES, STORAGE
 from manylab.params import SCHEMA
+from manylab.paths import KERNEL_PATCHES
 from manylab.units import parse_cpus, parse_size
 from manylab.workloads import check_args
 
@@ -321,7 +322,8 @@ def check_point(spec: Spec, point: dict[str, Any]) -> None:
     check_args(spec.path, point["workload"]["name"], point["workload"]["args"])
 
 
-PMEM_OPTIONS = ("CONFIG_X86_PMEM_LEGACY", "CONFIG_BLK_DEV_PMEM", "CONFIG_BTT")
+# The lab fragment that carries the pmem driver; its options are what a storage node needs.
+PMEM_FRAGMENT = "pmem"
 
 
 def _check_storage(spec: Spec, point: dict[str, Any]) -> None:
@@ -343,9 +345,11 @@ def _check_storage(spec: Spec, point: dict[str, Any]) -> None:
     request = kernel.KernelRequest(point["kernel"]["variant"], machine["arch"],
                                    tuple(point["kernel"]["fragments"]))
     options = kernel.requested_config(request)
-    if any(options.get(name) != "y" for name in PMEM_OPTIONS):
-        raise SpecError(f"{where} the kernel needs the pmem driver ({', '.join(PMEM_OPTIONS)}): "
-                        "add \"pmem\" to [kernel] fragments")
+    fragment = KERNEL_PATCHES / kernel.BASE_LAYER / "config" / f"{PMEM_FRAGMENT}.config"
+    needed = kernel.requested_options(fragment.read_text())
+    if any(options.get(name) != value for name, value in needed.items()):
+        raise SpecError(f"{where} the kernel needs the pmem driver ({', '.join(needed)}): "
+                        f"add \"{PMEM_FRAGMENT}\" to [kernel] fragments")
     if point["workload"]["fs"] != "ext2":
         raise SpecError(f"{where} it is the workload's disk (set [workload] fs = 'ext2')")
     if point["workload"]["membind"] == storage[0]:
