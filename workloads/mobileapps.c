@@ -57,6 +57,11 @@
  * state alone becomes 0, 100, 500, 700 or 900. Keep FILE off the recorded file system (it is
  * read before the ROI, but it is read). Capturing the replay gives the trace's stream back.
  *
+ * Each request's transfer (the pread or pwrite, not the mincore) is a span numbered by the
+ * requester's class (0 foreground .. 4 empty): the plugin sums the modelled time of the vCPU
+ * that ran it per class (time.span<k>.cycles; plugin README "Spans"), so the foreground time
+ * is span 0's. A request whose task migrates between vCPUs is counted lost there.
+ *
  * The request phase is ROI region 0, phase 1. One line on stdout:
  *   MANYLAB-RESULT {json}
  * Exit status 1 on an I/O error or a failed oom_score_adj write, 2 on bad arguments.
@@ -313,18 +318,23 @@ static int request(int fd, const unsigned char *map, uint64_t index, int write_p
 {
 	off_t at = (off_t)(index * PAGE);
 	unsigned char resident = 0;
+	int span = adj_class(slot->adj);
 	ssize_t n;
 
 	if (map && !mincore((void *)(map + index * PAGE), PAGE, &resident))
 		slot->hits += resident & 1;
-	if (write_page) {
+	if (write_page)
 		memcpy(buf, &index, sizeof(index));
+	manylab_span_begin_at(span);
+	if (write_page)
 		n = pwrite(fd, buf, PAGE, at);
-		slot->writes++;
-	} else {
+	else
 		n = pread(fd, buf, PAGE, at);
+	manylab_span_end_at(span);
+	if (write_page)
+		slot->writes++;
+	else
 		slot->reads++;
-	}
 	slot->requests++;
 	return n == PAGE ? 0 : -1;
 }

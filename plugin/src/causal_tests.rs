@@ -324,3 +324,39 @@ fn a_sibling_cores_store_takes_only_the_l1d_copy() {
 fn hops_of(m: &mut Machine, msg: Msg) -> u64 {
     total(m).msg[msg as usize][2]
 }
+
+#[test]
+fn a_span_times_its_vcpus_request_with_the_wait_in_it_and_no_other_vcpu() {
+    // vCPU 1 begins span 0 at 100 ns, runs 50 instructions, reads a line vCPU 0 stored at
+    // 5000 ns (so it waits to the store), runs 20 more and ends the span: the span is 50 + the
+    // wait + its stall + 20 cycles. vCPU 0's own work meanwhile is in no span.
+    let mut m = causal_machine(Some(LAX));
+    let line = line_homed_at(&m, 3);
+    m.test_insts = vec![5000, 100, 0, 0];
+    let s0 = timed(&mut m, 0, line, true, 0);
+    m.span_marker(1, true, 0);
+    m.test_insts[1] += 50;
+    let s1 = timed(&mut m, 1, line, false, 1);
+    m.test_insts[1] += 20;
+    m.test_insts[0] += 7000;
+    m.span_marker(1, false, 0);
+    let stored = 5000.0 + s0;
+    let wait = stored - 150.0;
+    assert_eq!(wait_of(&mut m, 1), wait);
+    let spans = total(&mut m).spans.clone();
+    assert_eq!(spans.len(), 1);
+    assert_eq!((spans[0].count, spans[0].lost), (1, 0));
+    assert_eq!(spans[0].cycles, 50.0 + wait + s1 + 20.0);
+    assert_eq!(spans[0].idle_cycles, 0.0);
+    // A span that a region marker's clock restart cuts is lost, not timed.
+    m.span_marker(0, true, 2);
+    m.restart_clocks(&[0, 0, 0, 0]);
+    m.span_marker(0, false, 2);
+    let spans = total(&mut m).spans.clone();
+    assert_eq!((spans[2].count, spans[2].lost), (0, 1));
+    let p = m.params.clone();
+    let v: std::collections::HashMap<String, f64> = total(&mut m).scalars(&p).into_iter().collect();
+    assert_eq!(v["time.span0.cycles"], 50.0 + wait + s1 + 20.0);
+    assert_eq!(v["time.span2.lost"], 1.0);
+    assert!(!v.contains_key("time.span1.count"));
+}

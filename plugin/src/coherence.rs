@@ -20,6 +20,7 @@ use crate::nvmain_trace::NvmainTrace;
 use crate::params::{Params, Pos, Protocol, LINE_BYTES, LINE_SHIFT};
 use crate::race::Race;
 use crate::smt::SmtCores;
+use crate::spans::{Closed, OpenSpans};
 use crate::stats::{add_at, Cause, Ctr, FuncCtr, Msg, Stats, HOT_L1D_HITS, HOT_LOADS, HOT_STORES};
 use crate::topology::{hops, LineRoute, Topology};
 
@@ -130,6 +131,7 @@ pub struct Machine {
     /// The directory slot of the line access being modelled (`NO_ENTRY` for an L1D hit).
     entry_slot: usize,
     frontier: Frontier,
+    spans: OpenSpans,
     /// Where the vCPUs' instruction counts come from (the plugin's counters); without it,
     /// `test_insts`.
     pub insts_of: Option<fn(usize) -> u64>,
@@ -234,6 +236,7 @@ impl Machine {
             clock_gen: 1,
             entry_slot: NO_ENTRY,
             frontier: Frontier::default(),
+            spans: OpenSpans::default(),
             insts_of: None,
             test_insts: Vec::new(),
         }
@@ -615,6 +618,21 @@ impl Machine {
         (cycles + smt) / t.ghz
             + self.idle_ns.get(vcpu).copied().unwrap_or(0.0)
             + self.wait_ns.get(vcpu).copied().unwrap_or(0.0)
+    }
+
+    /// `vcpu` executed a span marker (`spans.rs`): begin or end of span `span`.
+    pub fn span_marker(&mut self, vcpu: usize, begin: bool, span: u8) {
+        let clock = self.clock_ns(vcpu);
+        let idle = self.idle_ns.get(vcpu).copied().unwrap_or(0.0);
+        if begin {
+            self.spans.begin(vcpu, span, clock, idle, self.clock_gen);
+            return;
+        }
+        let ghz = self.params.timing.ghz;
+        match self.spans.end(vcpu, span, clock, idle, self.clock_gen) {
+            Closed::Timed { span, busy_ns, idle_ns } => self.stats.span(span, Some((busy_ns * ghz, idle_ns * ghz))),
+            Closed::Lost { span } => self.stats.span(span, None),
+        }
     }
 
     /// A block of `insts` instructions of `vcpu` in function `func` ran, in the kernel's idle

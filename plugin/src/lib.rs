@@ -21,6 +21,7 @@ pub mod report;
 pub mod roi;
 pub mod running_vcpu;
 pub mod smt;
+pub mod spans;
 pub mod stats;
 pub mod symbols;
 pub mod topology;

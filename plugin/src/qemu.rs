@@ -383,15 +383,25 @@ fn model_access(
     std::mem::take(&mut machine.remote_seen)
 }
 
-unsafe extern "C" fn on_marker(_vcpu: c_uint, data: *mut c_void) {
+unsafe extern "C" fn on_marker(vcpu: c_uint, data: *mut c_void) {
     let p = plugin();
     let code = data as u64;
     let Some(op) = MarkerOp::from_code((code >> 8) as u8) else {
         return;
     };
-    if op == MarkerOp::RunEnd {
-        report_once(p, "run-end marker");
-        return;
+    match op {
+        MarkerOp::RunEnd => {
+            report_once(p, "run-end marker");
+            return;
+        }
+        MarkerOp::SpanBegin | MarkerOp::SpanEnd => {
+            // Spans need the model's clocks; without the model they are not counted.
+            if let Some(m) = p.lock_model().machine.as_mut() {
+                m.span_marker(vcpu as usize, op == MarkerOp::SpanBegin, code as u8);
+            }
+            return;
+        }
+        _ => {}
     }
     let marker = Marker { op, arg: code as u8 };
     #[cfg(feature = "trace")]

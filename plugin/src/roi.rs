@@ -1,7 +1,8 @@
 //! Region-of-interest markers (workloads/include/manylab_roi.h) and the regions they open.
 //!   x86-64: nopl 0x4d4cOOAA(%rax,%rax,1) = 0f 1f 84 00 AA OO 4c 4d
 //!   arm64:  movz xzr, #0xOOAA, lsl #48    = 0xd2e00000 | (0xOOAA << 5) | 31
-//! OO: 1 begin, 2 end, 3 phase, 4 end of run; AA: region or phase number (0 for end of run).
+//! OO: 1 begin, 2 end, 3 phase, 4 end of run, 5 span begin, 6 span end; AA: region, phase or
+//! span number (0 for end of run). Spans are per vCPU (`spans.rs`); they open no region.
 //! End of run is the guest's last word before it powers off: the plugin reports then, so what
 //! the power-off costs (a host-timed wait for QEMU's main loop) is in no count.
 
@@ -16,11 +17,15 @@ pub enum MarkerOp {
     End = 2,
     Phase = 3,
     RunEnd = 4,
+    SpanBegin = 5,
+    SpanEnd = 6,
 }
 
 impl MarkerOp {
     pub fn from_code(code: u8) -> Option<MarkerOp> {
-        [MarkerOp::Begin, MarkerOp::End, MarkerOp::Phase, MarkerOp::RunEnd].into_iter().find(|op| *op as u8 == code)
+        [MarkerOp::Begin, MarkerOp::End, MarkerOp::Phase, MarkerOp::RunEnd, MarkerOp::SpanBegin, MarkerOp::SpanEnd]
+            .into_iter()
+            .find(|op| *op as u8 == code)
     }
 }
 
@@ -158,8 +163,9 @@ impl Regions {
                     None => self.loose_phase = Some(slot),
                 }
             }
-            // The plugin reports at it (`finish`); it opens and closes nothing.
-            MarkerOp::RunEnd => {}
+            // The plugin reports at the run's end (`finish`) and times spans in the model
+            // (`spans.rs`): neither opens or closes a slot.
+            MarkerOp::RunEnd | MarkerOp::SpanBegin | MarkerOp::SpanEnd => {}
         }
     }
 
@@ -244,7 +250,9 @@ mod tests {
         assert_eq!(decode(Isa::Arm64, &word.to_le_bytes()), Some(Marker { op: MarkerOp::End, arg: 7 }));
         let run_end = [0x0f, 0x1f, 0x84, 0x00, 0x00, 0x04, 0x4c, 0x4d];
         assert_eq!(decode(Isa::X86_64, &run_end), Some(Marker { op: MarkerOp::RunEnd, arg: 0 }));
-        let unknown_op = [0x0f, 0x1f, 0x84, 0x00, 0x00, 0x05, 0x4c, 0x4d];
+        let span_end = [0x0f, 0x1f, 0x84, 0x00, 0x03, 0x06, 0x4c, 0x4d];
+        assert_eq!(decode(Isa::X86_64, &span_end), Some(Marker { op: MarkerOp::SpanEnd, arg: 3 }));
+        let unknown_op = [0x0f, 0x1f, 0x84, 0x00, 0x00, 0x07, 0x4c, 0x4d];
         assert_eq!(decode(Isa::X86_64, &unknown_op), None);
         let movz_x0: u32 = 0xd2e0_0000 | (0x0207 << 5);
         assert_eq!(decode(Isa::Arm64, &movz_x0.to_le_bytes()), None);

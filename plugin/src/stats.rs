@@ -207,6 +207,9 @@ pub struct Slot {
     pub func_insts: Vec<u64>,
     /// Per (slow path, call site): the lock waits of `lock_sites.rs`.
     pub lock_sites: SiteTable,
+    /// Per span number (`spans.rs`): spans timed, their cycles, the idle cycles left out of
+    /// them, and spans lost.
+    pub spans: Vec<SpanTotals>,
     pub host_wall_s: f64,
     pub host_cpu_s: f64,
 }
@@ -234,6 +237,7 @@ impl Slot {
             funcs: vec![[0; N_FUNC_CTR]; n_funcs],
             func_insts: vec![0; n_funcs],
             lock_sites: SiteTable::default(),
+            spans: Vec::new(),
             host_wall_s: 0.0,
             host_cpu_s: 0.0,
         }
@@ -392,7 +396,26 @@ impl Slot {
         for (i, name) in CAUSE_NAMES.iter().enumerate() {
             out.push((format!("time.stall.{name}"), self.stall[i] as f64));
         }
+        for (n, s) in self.spans.iter().enumerate() {
+            if s.count + s.lost == 0 {
+                continue;
+            }
+            out.push((format!("time.span{n}.count"), s.count as f64));
+            out.push((format!("time.span{n}.cycles"), s.cycles));
+            out.push((format!("time.span{n}.modelled_ns"), s.cycles / t.ghz));
+            out.push((format!("time.span{n}.idle_cycles"), s.idle_cycles));
+            out.push((format!("time.span{n}.lost"), s.lost as f64));
+        }
     }
+}
+
+/// One span number's tally in a slot (`spans.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SpanTotals {
+    pub count: u64,
+    pub cycles: f64,
+    pub idle_cycles: f64,
+    pub lost: u64,
 }
 
 /// One vCPU's share of a slot's modelled time (`Slot::vcpu_cycles`).
@@ -587,6 +610,25 @@ impl Stats {
     pub fn idle(&mut self, vcpu: usize, cycles: f64) {
         for &s in &self.active {
             add_at(&mut self.slots[s].vcpu_idle, vcpu, cycles);
+        }
+    }
+
+    /// A span (`spans.rs`) closed: timed (`Some((cycles, idle cycles))`) or lost.
+    pub fn span(&mut self, span: u8, timed: Option<(f64, f64)>) {
+        for &s in &self.active {
+            let spans = &mut self.slots[s].spans;
+            if spans.len() <= span as usize {
+                spans.resize(span as usize + 1, SpanTotals::default());
+            }
+            let t = &mut spans[span as usize];
+            match timed {
+                Some((cycles, idle)) => {
+                    t.count += 1;
+                    t.cycles += cycles;
+                    t.idle_cycles += idle;
+                }
+                None => t.lost += 1,
+            }
         }
     }
 

@@ -92,6 +92,22 @@ def test_the_model_sees_every_fill_from_the_storage_node(study: Path, points: Po
             summary["roi.mem.mcdram.reads"] + summary["roi.mem.pcm.reads"], policy
 
 
+def test_spans_time_the_requests_per_class(points: Points) -> None:
+    """Each request's transfer is a span of its class (0 foreground, 2 service in push): the
+    spans account for every request, few are lost to a migration, and their time lies
+    within what the vCPUs spent in the ROI."""
+    for policy, point in points.items():
+        summary, line = point["summary"], point["result"]
+        fg = summary["roi.time.span0.count"] + summary["roi.time.span0.lost"]
+        service = summary["roi.time.span2.count"] + summary["roi.time.span2.lost"]
+        assert (fg, service) == (line["fg_requests"], line["bg_requests"]), policy
+        assert summary["roi.time.span0.lost"] <= 0.01 * fg, (policy, summary)
+        timed = summary["roi.time.span0.cycles"] + summary["roi.time.span2.cycles"]
+        assert 0 < timed <= summary["roi.time.cycles.sum"], (policy, timed)
+        # a foreground request moves a 4 KiB page at least: 64 lines' worth of cycles
+        assert summary["roi.time.span0.cycles"] > LINES_PER_PAGE * summary["roi.time.span0.count"]
+
+
 def test_importance_demotes_and_the_model_charges_the_copies(study: Path,
                                                            points: Points) -> None:
     """Under importance the small DRAM fills with the foreground app's pages and the kernel

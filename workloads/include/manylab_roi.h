@@ -5,8 +5,9 @@
  * Each marker is one architectural no-op whose immediate carries an opcode and an argument:
  *   x86-64: nopl 0x4d4cOOAA(%rax,%rax,1)  = 0f 1f 84 00 AA OO 4c 4d
  *   arm64:  movz xzr, #0xOOAA, lsl #48     = 0xd2e00000 | (0xOOAA << 5) | 31
- * OO is the opcode (1 begin, 2 end, 3 phase, 4 end of run) and AA its argument (region or
- * phase number; 0 for end of run, which the guest's init gives through the run-end tool).
+ * OO is the opcode (1 begin, 2 end, 3 phase, 4 end of run, 5 span begin, 6 span end) and AA
+ * its argument (region, phase or span number; 0 for end of run, which the guest's init gives
+ * through the run-end tool).
  * The plugin recognises the bytes at translation time; without the plugin they cost one cycle.
  *
  * Under gem5 (the guest's init exports MANYLAB_GEM5=1 when the kernel command line holds
@@ -22,6 +23,8 @@
 #define MANYLAB_ROI_OP_END 2
 #define MANYLAB_ROI_OP_PHASE 3
 #define MANYLAB_ROI_OP_RUN_END 4
+#define MANYLAB_ROI_OP_SPAN_BEGIN 5
+#define MANYLAB_ROI_OP_SPAN_END 6
 
 #include "manylab_gem5.h"
 #include "manylab_kstats.h"
@@ -84,6 +87,42 @@ static inline void manylab_roi_phase_at(int k)
 	case 16: manylab_roi_phase(16); break;
 	default: break;
 	}
+}
+
+/*
+ * A span: the modelled time of the executing vCPU between begin and end of span n (0..255),
+ * summed per span number in every open region (plugin README "Spans"), e.g. one request of a
+ * task. A vCPU holds one open span per number; a task that migrates inside one loses it (the
+ * plugin counts it lost), as do two tasks interleaving one number on a vCPU. gem5 runs them as
+ * no-ops.
+ */
+#define manylab_span_begin(n) MANYLAB_ROI_MARK(MANYLAB_ROI_OP_SPAN_BEGIN, n)
+#define manylab_span_end(n) MANYLAB_ROI_MARK(MANYLAB_ROI_OP_SPAN_END, n)
+
+/* The same for a span number known only at run time, 0..7 (others: no marker). */
+#define MANYLAB_SPAN_AT(mark, k)               \
+	do {                                   \
+		switch (k) {                   \
+		case 0: mark(0); break;        \
+		case 1: mark(1); break;        \
+		case 2: mark(2); break;        \
+		case 3: mark(3); break;        \
+		case 4: mark(4); break;        \
+		case 5: mark(5); break;        \
+		case 6: mark(6); break;        \
+		case 7: mark(7); break;        \
+		default: break;                \
+		}                              \
+	} while (0)
+
+static inline void manylab_span_begin_at(int k)
+{
+	MANYLAB_SPAN_AT(manylab_span_begin, k);
+}
+
+static inline void manylab_span_end_at(int k)
+{
+	MANYLAB_SPAN_AT(manylab_span_end, k);
 }
 
 #endif

@@ -19,10 +19,12 @@ from manylab.report.kinds import PlotSet, register
 from manylab.report.kinds.common import MODELLED_TIME_NOTE, no_points
 from manylab.report.model import Context, Section, Table
 from manylab.report.published import (
+    MOBILE_PCM_DRAM_READ_NS,
     MOBILE_PCM_ENERGY_CUT,
     MOBILE_PCM_FG_TIME_CUT,
     MOBILE_PCM_HIT_RATIO_CLAIM,
     MOBILE_PCM_PAPER,
+    MOBILE_PCM_STORAGE_UNITS,
     Published,
 )
 from manylab.report.records import Record, is_number, ok_records
@@ -52,6 +54,10 @@ DRAM_ENERGY = "stats.roi.mem.dram.energy_nj"
 PCM_ENERGY = "stats.roi.mem.pcm.energy_nj"
 ENERGY = "stats.roi.mem.energy_nj"
 TIME = "stats.roi.time.modelled_ns"
+# Span k of mobileapps is the requests of class k (0 foreground): their vCPUs' modelled time.
+FG_TIME = "stats.roi.time.span0.modelled_ns"
+FG_SPANS_LOST = "stats.roi.time.span0.lost"
+FLASH_READ_NS = MOBILE_PCM_STORAGE_UNITS * MOBILE_PCM_DRAM_READ_NS
 PCM_WEAR = "stats.roi.mem.pcm.max_line_writes"
 HIT_RATIO = "result.hit_ratio"
 FG_REQUESTS = "result.by_class.foreground.requests"
@@ -91,6 +97,15 @@ def _fg_hit_ratio(record: Record) -> float | None:
     return None
 
 
+def _fg_time_with_flash(record: Record) -> float | None:
+    """Foreground request time (ms) plus a flash page read per foreground miss."""
+    time_ns, hits = number(record.get(FG_TIME)), number(record.get(FG_HITS))
+    requests = number(record.get(FG_REQUESTS))
+    if time_ns is None or hits is None or requests is None:
+        return None
+    return (time_ns + (requests - hits) * FLASH_READ_NS) / 1e6
+
+
 def _pages_in(record: Record) -> float | None:
     """pgpgin's pages; none on a storage node, whose pmem driver reads through rw_page, past
     the block layer's counter (its line reads stand instead)."""
@@ -111,7 +126,9 @@ METRICS = (
     Metric("dram_energy_uj", "DRAM energy (µJ)", _column(DRAM_ENERGY, 1e3)),
     Metric("pcm_energy_uj", "PCM energy (µJ)", _column(PCM_ENERGY, 1e3)),
     Metric("energy_uj", "memory energy (µJ)", _column(ENERGY, 1e3)),
-    Metric("time_ms", "modelled ROI time (ms)", _column(TIME, 1e6)),
+    Metric("fg_time_ms", "foreground request time (ms)", _column(FG_TIME, 1e6)),
+    Metric("fg_time_flash_ms", "the same + flash read per fg miss (ms)", _fg_time_with_flash),
+    Metric("time_ms", "modelled ROI time, all apps (ms)", _column(TIME, 1e6)),
     Metric("pcm_wear", "max writes to one PCM line", _column(PCM_WEAR)),
     Metric("hit_ratio", "hit ratio", _column(HIT_RATIO), ratio=False),
     Metric("fg_hit_ratio", "foreground hit ratio", _fg_hit_ratio, ratio=False),
@@ -123,6 +140,7 @@ COUNTERS = (
     Metric("storage_writes", "storage line writes (writeback)", _column(STORAGE_WRITES)),
     Metric("demoted", "pages demoted", _demoted),
     Metric("migrated", "pages migrated (demotion + promotion)", _column(MIGRATED)),
+    Metric("fg_lost", "foreground requests not timed (migrated)", _column(FG_SPANS_LOST)),
 )
 
 
@@ -246,8 +264,11 @@ def verdict_rows(pairs: list[Record], scenario: str, memory: str) -> list[list[s
     return [
         _cut_row(where, "memory energy cut", _cut(mine, "energy_uj.vs"),
                  MOBILE_PCM_ENERGY_CUT.get(scenario)),
-        _cut_row(where, "modelled ROI time cut, all apps (stand-in for foreground time)",
-                 _cut(mine, "time_ms.vs"), MOBILE_PCM_FG_TIME_CUT.get(scenario)),
+        _cut_row(where, "foreground time cut (requests' modelled time)",
+                 _cut(mine, "fg_time_ms.vs"), MOBILE_PCM_FG_TIME_CUT.get(scenario)),
+        _cut_row(where, f"foreground time cut, + {FLASH_READ_NS / 1e3:g} µs per miss",
+                 _cut(mine, "fg_time_flash_ms.vs"), MOBILE_PCM_FG_TIME_CUT.get(scenario)),
+        _cut_row(where, "modelled ROI time cut, all apps", _cut(mine, "time_ms.vs"), None),
         _cut_row(where, "PCM write cut", _cut(mine, "pcm_writes.vs"), None),
         [*where, "hit ratio against the baseline", hit_text,
          f"{MOBILE_PCM_HIT_RATIO_CLAIM} ({MOBILE_PCM_PAPER})",
@@ -285,7 +306,7 @@ def policy_table(rows: list[Record], pairs: list[Record], base: str) -> Table:
 def ratio_figure(pairs: list[Record], base: str, out_dir: Path) -> plots.Figure:
     panels = [("energy_uj.vs", f"memory energy / {base}"),
               ("pcm_writes.vs", f"PCM writes / {base}"),
-              ("time_ms.vs", f"modelled ROI time / {base}")]
+              ("fg_time_ms.vs", f"foreground time / {base}")]
     fig, axes = plots.subplots(len(panels))
     memories = sorted({str(p[MEMORY]) for p in pairs}, key=_memory_order)
     where = {m: float(i) for i, m in enumerate(memories)}
@@ -301,7 +322,7 @@ def ratio_figure(pairs: list[Record], base: str, out_dir: Path) -> plots.Figure:
         ax.set_xticks(list(where.values()), memories, rotation=20, fontsize=7)
         plots.finish(ax, "apps' files / memory", ylabel)
     return plots.save(fig, out_dir, "mobileapps-vs-baseline",
-                      f"Policies against {base}: energy, PCM writes, modelled time",
+                      f"Policies against {base}: energy, PCM writes, foreground time",
                       f"Each policy's ROI figure divided by {base}'s at the same scenario, "
                       "memory size and repeat; mean ± std over repeats. Below 1: less than "
                       "the baseline.")
@@ -312,10 +333,14 @@ NOTES = [
     "machine model: PCM and DRAM line reads and writes and their energy (Table 1 energies, "
     "no refresh) as the plugin counts them, the modelled time, and the workload's own hit "
     "counts (mincore() before each request).",
-    "Foreground time: the model gives one time for the ROI (the slowest vCPU), not a time "
-    "per app, and the apps run side by side on both vCPUs; so the time row is the modelled "
-    "time of all apps' requests together, a stand-in for the paper's foreground time, judged "
-    "against it only for direction. The foreground share of the requests is in the table.",
+    "Foreground time: each request's pread or pwrite is a span of its class (plugin README "
+    "\"Spans\"); the foreground request time is the sum over the foreground app's requests of "
+    "the modelled time their vCPU took, fills from storage, reclaim in the request and waits "
+    "for other vCPUs included. A request whose task migrated in it is not timed (counted in "
+    "the table). The paper's foreground time charges storage 1000 DRAM accesses a page; the "
+    f"second reading adds {FLASH_READ_NS / 1e3:g} µs (1000 x Table 1's 50 ns DRAM read) per "
+    "foreground miss to bracket the flash latency the model leaves out. The modelled ROI time "
+    "of all apps is shown too. The foreground share of the requests is in the table.",
     MODELLED_TIME_NOTE,
 ]
 MISSES_ON_VIRTIO = (
@@ -381,8 +406,8 @@ def sections(ctx: Context) -> list[Section]:
 def columns(records: list[Record], swept: list[str]) -> list[str]:
     return swept + ["repeat", "result.scenario", "result.requests", "result.writes",
                     FG_SHARE, HIT_RATIO, FG_HITS, FG_REQUESTS, PCM_WRITES, DRAM_ENERGY,
-                    PCM_ENERGY, ENERGY, TIME, PCM_WEAR, PGPGIN, STORAGE_READS,
-                    STORAGE_WRITES, *DEMOTED, MIGRATED,
+                    PCM_ENERGY, ENERGY, FG_TIME, FG_SPANS_LOST, TIME, PCM_WEAR, PGPGIN,
+                    STORAGE_READS, STORAGE_WRITES, *DEMOTED, MIGRATED,
                     "result.ok"]
 
 
