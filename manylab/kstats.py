@@ -20,8 +20,14 @@ LABELS = tuple(label for pair in SPANS.values() for label in pair)
 FINER_LRU_BATCHES = "/sys/kernel/debug/finer_lru/batches"
 
 # Values that are levels, not event counts: the table shows them as read after the workload.
+# /proc/vmstat's nr_* items are levels except these event counts (Linux 6.1 mm/vmstat.c:
+# node items counted "since bootup" and the TLB flush events).
 GAUGES = ("ldu.queued",)
 GAUGE_PREFIXES = ("vmstat.nr_",)
+NR_COUNTS = tuple(f"vmstat.nr_{name}" for name in (
+    "vmscan_write", "vmscan_immediate_reclaim", "dirtied", "written", "throttled_written",
+    "foll_pin_acquired", "foll_pin_released", "tlb_remote_flush", "tlb_remote_flush_received",
+    "tlb_local_flush_all", "tlb_local_flush_one"))
 
 HELD = "/run/manylab-kstats-before"
 
@@ -82,7 +88,7 @@ def parse_line(line: str) -> tuple[str, str, dict[str, int]] | None:
 
 def is_gauge(name: str) -> bool:
     """Whether `group.name` is a level (shown as read at the end), not an event count."""
-    return name in GAUGES or name.startswith(GAUGE_PREFIXES)
+    return name in GAUGES or (name.startswith(GAUGE_PREFIXES) and name not in NR_COUNTS)
 
 
 def flat(snapshot: dict[str, dict[str, int]]) -> dict[str, int]:

@@ -30,17 +30,19 @@ def test_cut_or_garbled_snapshot_lines_are_errors(line):
 
 
 def test_differences_count_events_and_keep_gauges_as_read_at_the_end():
-    record = {"before": {"ldu": {"push": 10, "queued": 4}, "vmstat": {"pgfault": 100,
-                                                                      "nr_free_pages": 900}},
+    # nr_written is an event count despite its prefix (pages written since boot)
+    record = {"before": {"ldu": {"push": 10, "queued": 4},
+                         "vmstat": {"pgfault": 100, "nr_free_pages": 900, "nr_written": 40}},
               "roi_begin": {"ldu": {"push": 12, "queued": 3}},
               "roi_end": {"ldu": {"push": 20, "queued": 5}},
-              "after": {"ldu": {"push": 25, "queued": 1}, "vmstat": {"pgfault": 160,
-                                                                     "nr_free_pages": 700,
-                                                                     "new_counter": 3}},
+              "after": {"ldu": {"push": 25, "queued": 1},
+                        "vmstat": {"pgfault": 160, "nr_free_pages": 700, "nr_written": 1480,
+                                   "new_counter": 3}},
               "unreadable_lines": 0}
     assert kstats.differences(record) == {
         "run.ldu.push": 15, "run.ldu.queued": 1, "run.vmstat.pgfault": 60,
-        "run.vmstat.nr_free_pages": 700, "roi.ldu.push": 8, "roi.ldu.queued": 5}
+        "run.vmstat.nr_free_pages": 700, "run.vmstat.nr_written": 1440, "roi.ldu.push": 8,
+        "roi.ldu.queued": 5}
 
 
 def test_console_collects_snapshots_and_counts_a_garbled_one_without_failing_the_run():
