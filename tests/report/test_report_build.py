@@ -132,6 +132,12 @@ def test_plugin_region_summary_draws_the_roi_key_figures_only():
     assert key_columns(["stats.total.insts", "stats.total.l2.miss_rate"]) == [
         "stats.total.insts", "stats.total.l2.miss_rate"]
     assert key_columns(["stats.cycles"]) == []
+    # each span number's modelled time, in numeric order; not the phase's copies
+    spans = ["stats.roi.time.span10.modelled_ns", "stats.roi.time.span2.modelled_ns",
+             "stats.roi.time.span2.count", "stats.roi.phase1.time.span2.modelled_ns"]
+    assert key_columns(["stats.roi.insts", *spans]) == [
+        "stats.roi.insts", "stats.roi.time.span2.modelled_ns",
+        "stats.roi.time.span10.modelled_ns"]
 
 
 def test_keys_moving_in_lockstep_with_the_x_axis_are_not_series():

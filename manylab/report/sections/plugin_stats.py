@@ -8,6 +8,8 @@ columns are grouped by the first part of their name (`stats.coherence.inv` -> co
 
 from __future__ import annotations
 
+import re
+
 from manylab.report.axes import layout
 from manylab.report.kinds.common import first_lines, metric_figure
 from manylab.report.model import Context, Section
@@ -17,13 +19,18 @@ PANELS_PER_FIGURE = 6
 KEY_FIGURES = ("insts", "mem.accesses", "l1d.miss_rate", "l2.miss_rate", "coh.msgs",
                "coh.hops", "coh.invalidations", "l1d.misses.coherence", "mem.reads",
                "mem.writes", "mem.pcm.writes", "mem.energy_nj", "time.modelled_ns")
+SPAN_TIME = re.compile(r"time\.span\d+\.modelled_ns")
 
 
 def key_columns(columns: list[str]) -> list[str]:
-    """The key figures of the ROI region (else the whole run), when the plugin wrote them."""
+    """The key figures of the ROI region (else the whole run), when the plugin wrote them, and
+    the modelled time of each span number the workload used (plugin README "Spans")."""
     region = "roi" if any(c.startswith("stats.roi.") for c in columns) else "total"
     present = set(columns)
-    return [f"stats.{region}.{k}" for k in KEY_FIGURES if f"stats.{region}.{k}" in present]
+    spans = sorted((c for c in columns if SPAN_TIME.fullmatch(c.removeprefix(f"stats.{region}."))),
+                   key=lambda c: int(c.split(".span", 1)[1].split(".", 1)[0]))
+    return [f"stats.{region}.{k}" for k in KEY_FIGURES if f"stats.{region}.{k}" in present] + \
+        spans
 
 
 def stats_group(column: str) -> str:
