@@ -3,10 +3,11 @@ them before and after the workload (labels `before`, `after`), and the workloads
 region 0 (`roi_begin`, `roi_end`, workloads/include/manylab_kstats.h). A point keeps the
 snapshots (kstats.json) and their differences: the table's `kstat.run.*` and `kstat.roi.*`.
 
-Groups: `vmstat` (/proc/vmstat), `ldu` (/sys/kernel/mm/ldu/stats/*, LDU kernels) and
-`finer_lru` (debugfs finer_lru/batches, FinerLRU kernels with CONFIG_DEBUG_FS). The run
-script's snapshot uses shell builtins only: a forked program would fork, map and exit between
-the reads, which is rmap and page traffic the counters would then count.
+Groups: `vmstat` (/proc/vmstat), `ldu` (debugfs ldu/stats, "name value" lines, LDU kernels)
+and `finer_lru` (debugfs finer_lru/batches, FinerLRU kernels with CONFIG_DEBUG_FS). The run
+script's setup mounts debugfs unless it is mounted already; its snapshot uses shell builtins
+only: a forked program would fork, map and exit between the reads, which is rmap and page
+traffic the counters would then count.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ PREFIX = "MANYLAB-KSTATS "
 SPANS = {"run": ("before", "after"), "roi": ("roi_begin", "roi_end")}
 LABELS = tuple(label for pair in SPANS.values() for label in pair)
 FINER_LRU_BATCHES = "/sys/kernel/debug/finer_lru/batches"
+LDU_STATS = "/sys/kernel/debug/ldu/stats"
 
 # Values that are levels, not event counts: the table shows them as read after the workload.
 # /proc/vmstat's nr_* items are levels except these event counts (Linux 6.1 mm/vmstat.c:
@@ -32,14 +34,19 @@ NR_COUNTS = tuple(f"vmstat.nr_{name}" for name in (
 HELD = "/run/manylab-kstats-before"
 
 GUEST_FUNCTIONS = r"""manylab_kstats_setup() {
-	[ -d /sys/kernel/debug/finer_lru ] || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+	while read -r _ks_d _ks_m _ks_t _ks_r; do
+		[ "$_ks_m" = /sys/kernel/debug ] && [ "$_ks_t" = debugfs ] && return 0
+	done < /proc/mounts
+	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 }
 manylab_kstats() {
 	_ks=""
-	for _ks_f in /sys/kernel/mm/ldu/stats/*; do
-		[ -r "$_ks_f" ] && read -r _ks_v < "$_ks_f" && _ks="$_ks,\"${_ks_f##*/}\":$_ks_v"
-	done
-	[ -n "$_ks" ] && echo "MANYLAB-KSTATS $1 ldu {${_ks#,}}"
+	if [ -r LDU_STATS ]; then
+		while read -r _ks_k _ks_v; do
+			_ks="$_ks,\"$_ks_k\":$_ks_v"
+		done < LDU_STATS
+		[ -n "$_ks" ] && echo "MANYLAB-KSTATS $1 ldu {${_ks#,}}"
+	fi
 	_ks=""
 	if [ -r FINER_LRU_BATCHES ]; then
 		while read -r _ks_k _ks_b _ks_l _ks_n; do
@@ -58,7 +65,8 @@ manylab_kstats_end() {
 	while read -r _ks; do echo "$_ks"; done < HELD
 	manylab_kstats after
 }
-""".replace("FINER_LRU_BATCHES", FINER_LRU_BATCHES).replace("HELD", HELD)
+""".replace("FINER_LRU_BATCHES", FINER_LRU_BATCHES).replace("LDU_STATS", LDU_STATS) \
+    .replace("HELD", HELD)
 
 
 def script_lines() -> list[str]:

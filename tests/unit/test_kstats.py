@@ -89,6 +89,25 @@ def test_guest_snapshot_runs_in_busybox_sh_and_keeps_the_scripts_exit_status(tmp
     assert (tmp_path / "held").read_text().startswith("MANYLAB-KSTATS before vmstat")
 
 
+
+@pytest.mark.skipif(shutil.which("busybox") is None, reason="busybox (busybox-static) missing")
+def test_guest_snapshot_reads_ldus_debugfs_stats_lines(tmp_path):
+    stats = tmp_path / "ldu-stats"
+    stats.write_text("push 41\nfence 0\ndequeue 43\nqueued -2\nresched 3\n")
+    script = tmp_path / "run.sh"
+    lines = "\n".join(kstats.script_lines()).replace(kstats.HELD, str(tmp_path / "held"))
+    script.write_text(lines.replace(kstats.LDU_STATS, str(stats)) + "\nexit 0\n")
+    done = subprocess.run(["busybox", "sh", str(script)], capture_output=True, text=True,
+                          check=True)
+    console = ConsoleState()
+    for line in done.stdout.splitlines():
+        console.feed(line)
+    assert console.bad_kstats == 0
+    for label in ("before", "after"):
+        assert console.kstats[label]["ldu"] == {"push": 41, "fence": 0, "dequeue": 43,
+                                                "queued": -2, "resched": 3}
+
+
 HARNESS = r"""
 #include "manylab_kstats.h"
 int main(int argc, char **argv)
@@ -96,10 +115,11 @@ int main(int argc, char **argv)
 	static const char *const columns[] = { "batches", "locks", "folios", NULL };
 	char table[] = "kind batches locks folios\nlru_add 5 6 70\nother 1 2\n";
 	char vmstat[] = "pgfault 12\nnr_free_pages 99\nbad x1\n\nlonely\n";
+	char ldu[] = "push 41\nfence 0\ndequeue 43\nqueued -2\nbad -\nworse 1-\n";
 	struct manylab_kstats_line line;
 
-	manylab_kstats_start(&line, "roi_begin", "dir");
-	manylab_kstats_dir(&line, argv[1]);
+	manylab_kstats_start(&line, "roi_begin", "ldu");
+	manylab_kstats_table(&line, ldu, NULL);
 	manylab_kstats_finish(&line, 1);
 	manylab_kstats_start(&line, "roi_begin", "finer_lru");
 	manylab_kstats_table(&line, table, columns);
@@ -107,29 +127,24 @@ int main(int argc, char **argv)
 	manylab_kstats_start(&line, "roi_end", "vmstat");
 	manylab_kstats_table(&line, vmstat, NULL);
 	manylab_kstats_finish(&line, 0);
-	return argc != 2;
+	return argc != 1 || !argv[0];
 }
 """
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc missing")
-def test_workload_side_snapshot_reads_a_sysfs_like_folder_and_tables(tmp_path):
-    folder = tmp_path / "stats"
-    folder.mkdir()
-    for name, text in (("push", "41\n"), ("fence", "0\n"), ("mode", "global\n"),
-                       (".hidden", "5\n")):
-        (folder / name).write_text(text)
+def test_workload_side_snapshot_reads_name_value_and_column_tables(tmp_path):
     source = tmp_path / "harness.c"
     source.write_text(HARNESS)
     binary = tmp_path / "harness"
     subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror",
                     f"-I{REPO / 'workloads/include'}", str(source), "-o", str(binary)],
                    check=True)
-    done = subprocess.run([str(binary), str(folder)], capture_output=True, text=True,
-                          check=True)
+    done = subprocess.run([str(binary)], capture_output=True, text=True, check=True)
     # the first line was held (as roi_begin's are) and comes out before the next one
     parsed = [kstats.parse_line(line) for line in done.stdout.splitlines()]
-    assert parsed == [("roi_begin", "dir", {"push": 41, "fence": 0}),
+    assert parsed == [("roi_begin", "ldu", {"push": 41, "fence": 0, "dequeue": 43,
+                                            "queued": -2}),
                       ("roi_begin", "finer_lru", {"lru_add.batches": 5, "lru_add.locks": 6,
                                                   "lru_add.folios": 70,
                                                   "other.batches": 1, "other.locks": 2}),

@@ -3,12 +3,12 @@
  * Kernel counters at the edges of the region of interest: manylab_roi_begin(0) and
  * manylab_roi_end(0) print one console line per group,
  *   MANYLAB-KSTATS <label> <group> {"name":value,...}
- * with label roi_begin or roi_end and group vmstat (/proc/vmstat), ldu (every file of
- * /sys/kernel/mm/ldu/stats, LDU kernels) or finer_lru (debugfs finer_lru/batches, FinerLRU
- * kernels with debugfs mounted). The lab stores the differences beside the plugin's ROI
+ * with label roi_begin or roi_end and group vmstat (/proc/vmstat), ldu (debugfs ldu/stats,
+ * LDU kernels) or finer_lru (debugfs finer_lru/batches, FinerLRU kernels), read when debugfs
+ * is mounted (the run script mounts it). The lab stores the differences beside the plugin's ROI
  * figures (manylab/kstats.py).
  *
- * Only open, read, getdents64 and write, into static and stack buffers: malloc may map memory,
+ * Only open, read and write, into static and stack buffers: malloc may map memory,
  * and a map is itself rmap and page traffic the counters would count. The roi_begin lines are
  * held until roi_end, and the console is drained after them: a long line still leaving the
  * serial port while the ROI runs would interleave, character by character, with any kernel
@@ -18,14 +18,12 @@
 #define MANYLAB_KSTATS_H
 
 #include <fcntl.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
 
-#define MANYLAB_KSTATS_LDU_DIR "/sys/kernel/mm/ldu/stats"
+#define MANYLAB_KSTATS_LDU "/sys/kernel/debug/ldu/stats"
 #define MANYLAB_KSTATS_FINER_LRU "/sys/kernel/debug/finer_lru/batches"
 #define MANYLAB_KSTATS_LINE_MAX 16384
 
@@ -58,8 +56,9 @@ static inline void manylab_kstats_start(struct manylab_kstats_line *line, const 
 	line->values = 0;
 }
 
-/* Adds "prefix.name":value (prefix may be empty); a value that is not decimal digits, or
- * one that does not fit the line, is left out. */
+/* Adds "prefix.name":value (prefix may be empty); a value that is not a decimal integer
+ * (digits, after a '-' for a negative gauge such as ldu's queued), or one that does not fit
+ * the line, is left out. */
 static inline void manylab_kstats_add(struct manylab_kstats_line *line, const char *prefix,
 				      const char *name, size_t name_len, const char *value,
 				      size_t value_len)
@@ -69,7 +68,7 @@ static inline void manylab_kstats_add(struct manylab_kstats_line *line, const ch
 
 	if (!value_len || line->len + need >= sizeof(line->text) - 3)
 		return;
-	for (i = 0; i < value_len; i++)
+	for (i = value[0] == '-' && value_len > 1; i < value_len; i++)
 		if (value[i] < '0' || value[i] > '9')
 			return;
 	line->len += (size_t)snprintf(line->text + line->len, sizeof(line->text) - line->len,
@@ -108,8 +107,8 @@ static inline void manylab_kstats_finish(struct manylab_kstats_line *line, int h
 	manylab_kstats_write(line->text, line->len);
 }
 
-/* "name value" lines (/proc/vmstat); with columns, "kind v1 v2 ..." lines whose values are
- * named kind.column (a header line starting with "kind" is skipped). */
+/* "name value" lines (/proc/vmstat, debugfs ldu/stats); with columns, "kind v1 v2 ..." lines
+ * whose values are named kind.column (a header line starting with "kind" is skipped). */
 static inline void manylab_kstats_table(struct manylab_kstats_line *line, char *text,
 					const char *const *columns)
 {
@@ -140,43 +139,6 @@ static inline void manylab_kstats_table(struct manylab_kstats_line *line, char *
 	}
 }
 
-struct manylab_kstats_dirent {
-	uint64_t ino;
-	int64_t off;
-	unsigned short reclen;
-	unsigned char type;
-	char name[];
-};
-
-/* One value per file of a sysfs directory, named after the file. */
-static inline void manylab_kstats_dir(struct manylab_kstats_line *line, const char *dir)
-{
-	char entries[4096], path[256], value[64];
-	long n, at;
-	ssize_t len;
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	while ((n = syscall(SYS_getdents64, fd, entries, sizeof(entries))) > 0) {
-		for (at = 0; at < n;) {
-			struct manylab_kstats_dirent *d = (void *)(entries + at);
-
-			at += d->reclen;
-			if (d->name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", dir, d->name);
-			len = manylab_kstats_read(path, value, sizeof(value));
-			while (len > 0 && value[len - 1] == '\n')
-				value[--len] = '\0';
-			if (len > 0)
-				manylab_kstats_add(line, "", d->name, strlen(d->name), value,
-						   (size_t)len);
-		}
-	}
-	close(fd);
-}
-
 static inline void manylab_kstats(const char *label)
 {
 	static const char *const batch_columns[] = { "batches", "locks", "folios", NULL };
@@ -185,9 +147,9 @@ static inline void manylab_kstats(const char *label)
 	int hold = !strcmp(label, "roi_begin");
 
 	fflush(stdout);
-	if (access(MANYLAB_KSTATS_LDU_DIR, F_OK) == 0) {
+	if (manylab_kstats_read(MANYLAB_KSTATS_LDU, text, sizeof(text)) > 0) {
 		manylab_kstats_start(&line, label, "ldu");
-		manylab_kstats_dir(&line, MANYLAB_KSTATS_LDU_DIR);
+		manylab_kstats_table(&line, text, NULL);
 		manylab_kstats_finish(&line, hold);
 	}
 	if (manylab_kstats_read(MANYLAB_KSTATS_FINER_LRU, text, sizeof(text)) > 0) {
