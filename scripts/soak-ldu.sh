@@ -107,7 +107,8 @@ mount -t tmpfs -o size=256m tmp /tmp
 echo MANYLAB-BOOTED cpus=$(nproc) ldu=$(cat /sys/kernel/mm/ldu/mode 2>/dev/null)
 cd /tmp
 sh /cmd
-grep . /sys/kernel/mm/ldu/stats/* 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+sed "s/^/MANYLAB-LDU-STAT /" /sys/kernel/debug/ldu/stats 2>/dev/null
 echo MANYLAB-DONE
 poweroff -f
 EOI
@@ -133,7 +134,7 @@ round_lab() {
 	"$lab" boot --variant "$variant" --fragment debug --vcpus "$vcpus" $free \
 		--memory "$mem" --cmdline "ldu=$mode slub_debug=FZPU $extra" \
 		--timeout $((secs * 6 + 600)) -- \
-		"echo MANYLAB-LDU-MODE ldu=\$(cat /sys/kernel/mm/ldu/mode) design=\$(cat /sys/kernel/mm/ldu/design 2>/dev/null); forkstress --dir \$MANYLAB_WORKDIR --duration $secs --seed $i $(params "$(mix_of "$i")"); grep . /sys/kernel/mm/ldu/stats/*" \
+		"echo MANYLAB-LDU-MODE ldu=\$(cat /sys/kernel/mm/ldu/mode) design=\$(cat /sys/kernel/mm/ldu/design 2>/dev/null); forkstress --dir \$MANYLAB_WORKDIR --duration $secs --seed $i $(params "$(mix_of "$i")"); [ -r /sys/kernel/debug/ldu/stats ] || mount -t debugfs debugfs /sys/kernel/debug; sed 's/^/MANYLAB-LDU-STAT /' /sys/kernel/debug/ldu/stats" \
 		> "$log" 2>&1 || true
 }
 
@@ -157,9 +158,10 @@ while [ "$rounds" -eq 0 ] || [ "$i" -le "$rounds" ]; do
 		fails=1
 	else
 		grep MANYLAB-RESULT "$log" | sed 's/^.*MANYLAB-RESULT /  /' | cut -c1-300
-		# one line of LDU counters (grep's /sys/kernel/mm/ldu/stats/NAME:VALUE lines)
-		grep -E '^/sys/kernel/mm/ldu/stats/[a-z_]+:[0-9]+' "$log" | tr -d '\r' |
-			awk -F'[/:]' '{ printf "%s%s=%s", (NR > 1 ? " " : "  "), $(NF - 1), $NF } END { print "" }'
+		# one line of LDU counters (debugfs ldu/stats "NAME VALUE" lines, prefixed
+		# MANYLAB-LDU-STAT by the guest)
+		grep -E '^MANYLAB-LDU-STAT [a-z_]+ -?[0-9]+' "$log" | tr -d '\r' |
+			awk '{ printf "%s%s=%s", (NR > 1 ? " " : "  "), $2, $3 } END { print "" }'
 	fi
 	[ "$fails" -eq 0 ] || { echo "soak-ldu: FAILED, logs in $out"; exit 1; }
 	i=$((i + 1))

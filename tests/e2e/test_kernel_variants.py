@@ -124,10 +124,13 @@ def test_finerlru_under_lockdep_at_factors_1_8_64(tmp_path):
     assert min(splits) > 0, splits  # THP tails went through the split path at every factor
 
 
-# one file per counter, all read before anything is printed and with builtins only: a forked
-# cat or printf would log rmap updates between the reads, and slot_* would no longer sum to push
-LDU_STATS = ("out=''; sep=''; for f in /sys/kernel/mm/ldu/stats/*; do read -r v < $f; "
-             "out=\"$out$sep\\\"${f##*/}\\\": $v\"; sep=', '; done; echo \"MANYLAB-RESULT {$out}\"")
+# debugfs ldu/stats ("name value" lines; debugfs is mounted by the run script's
+# manylab_kstats_setup, manylab/kstats.py), all read before anything is printed and with
+# builtins only: a forked cat or printf would log rmap updates between the reads, and slot_*
+# would no longer sum to push
+LDU_STATS_FILE = "/sys/kernel/debug/ldu/stats"
+LDU_STATS = ("out=''; sep=''; while read -r k v; do out=\"$out$sep\\\"$k\\\": $v\"; sep=', '; "
+             f"done < {LDU_STATS_FILE}; echo \"MANYLAB-RESULT {{$out}}\"")
 
 
 # Issue #13 L5: once nothing forks or maps any more, the timed drain (drain_interval_ms, 1000 by
@@ -135,8 +138,8 @@ LDU_STATS = ("out=''; sep=''; for f in /sys/kernel/mm/ldu/stats/*; do read -r v 
 # wait after it is a builtin loop on /proc/uptime (3 s), and the reads are builtins too.
 LDU_IDLE = ("sleep 1; read -r up _ < /proc/uptime; end=$(( ${up%.*} + 3 )); "
             "while :; do read -r up _ < /proc/uptime; [ ${up%.*} -ge $end ] && break; done; "
-            "read -r q < /sys/kernel/mm/ldu/stats/queued; "
-            "read -r t < /sys/kernel/mm/ldu/stats/timed_drain; "
+            "while read -r k v; do case $k in queued) q=$v;; timed_drain) t=$v;; esac; "
+            f"done < {LDU_STATS_FILE}; "
             "read -r i < /sys/kernel/mm/ldu/drain_interval_ms; "
             "echo \"MANYLAB-RESULT {\\\"idle_queued\\\": $q, \\\"timed_drain\\\": $t, "
             "\\\"drain_interval_ms\\\": $i}\"")

@@ -13,7 +13,7 @@ from manylab.report.records import Record, is_number, numeric_columns, ok_record
 from manylab.report.stats import aggregate, group, sort_key
 
 ROI = "kstat.roi."
-GROUPS = {"ldu": "LDU's log (/sys/kernel/mm/ldu/stats)",
+GROUPS = {"ldu": "LDU's log (debugfs ldu/stats)",
           "finer_lru": "FinerLRU's drained batches (debugfs finer_lru/batches)",
           "vmstat": "vmstat events"}
 VMSTAT_EVENTS = ("pgfault", "pgmajfault", "pgalloc_normal", "pgalloc_movable", "pgfree",
