@@ -1,11 +1,17 @@
 """gem5 entry point of one manylab point:
-`gem5.fast [--outdir DIR] run_point.py SYSTEM.json [--max-ticks N]`.
+`gem5.fast [--outdir DIR] run_point.py SYSTEM.json [--max-ticks N]
+[--checkpoint-out DIR | --restore DIR]`.
 
 SYSTEM.json is written by the lab (manylab/backends/gem5/system.py). The guest boots on the
 boot core type; the workload's region of interest (gem5 work items from its ROI markers) runs on the
 detailed core type. Statistics blocks in stats.txt: 0 = boot, 1 = region of interest, 2 = the
 rest up to the guest's exit (on the region's core type: gem5 cannot switch Ruby back to
 atomic_noncaching). roi.json records the ticks and the block of the region.
+
+Checkpoints: a guest booted with manylab.snapshot=1 asks for one at its ready point (gem5op
+checkpoint). With --checkpoint-out the checkpoint is saved there and the run ends; without it
+the run goes on. --restore starts from a saved checkpoint of the same system (block 0 then
+runs from the restore to the region).
 """
 
 from __future__ import annotations
@@ -31,11 +37,14 @@ parser = argparse.ArgumentParser(prog="run_point.py")
 parser.add_argument("system", help="the point's system description (JSON)")
 parser.add_argument("--max-ticks", type=int, default=None,
                     help="stop after this many ticks (benchmarks), dumping the statistics")
+parser.add_argument("--checkpoint-out", default=None,
+                    help="save a checkpoint here where the guest asks for one, then end")
+parser.add_argument("--restore", default=None, help="start from the checkpoint in this folder")
 options = parser.parse_args()
 with open(options.system) as handle:
     system = json.load(handle)
 
-board = make_board(system)
+board = make_board(system, options.restore)
 switchable = system["boot_cpu"] != system["roi_cpu"]
 roi = {"stats_block": 1, "begin_tick": None, "end_tick": None, "roi_cpu": system["roi_cpu"]}
 
@@ -67,11 +76,21 @@ def on_work_end() -> Generator[bool, None, None]:
         yield False
 
 
+def on_checkpoint() -> Generator[bool, None, None]:
+    while True:
+        if options.checkpoint_out:
+            m5.checkpoint(options.checkpoint_out)
+            print(f"manylab-gem5: checkpoint at tick {m5.curTick()} in {options.checkpoint_out}")
+            yield True
+        yield False
+
+
 simulator = Simulator(
     board=board,
     on_exit_event={
         ExitEvent.WORKBEGIN: on_work_begin(),
         ExitEvent.WORKEND: on_work_end(),
+        ExitEvent.CHECKPOINT: on_checkpoint(),
     },
 )
 if options.max_ticks:

@@ -19,7 +19,8 @@ from typing import Any
 
 from manylab import atomic, backends, image, kernel, pointdir
 from manylab import spec as specs
-from manylab.backends.qemu import plugin, snapshot
+from manylab.backends import ready_state
+from manylab.backends.qemu import plugin
 from manylab.hashing import sha256_file
 from manylab.params import PointParams
 from manylab.paths import REPO_ROOT, RUNS_DIR
@@ -143,7 +144,7 @@ def select(points: list[Point], study_dir: Path, force: bool,
 
 
 def build_for(points: list[Point]) -> None:
-    """Build every artifact the points need (kernels, root images, snapshots), once each,
+    """Build every artifact the points need (kernels, root images, ready states), once each,
     before any point runs."""
     kernels: dict[kernel.KernelRequest, kernel.KernelArtifacts] = {}
     images: dict[tuple[str, tuple[str, ...]], image.ImageArtifacts] = {}
@@ -160,8 +161,7 @@ def build_for(points: list[Point]) -> None:
         if tools not in tools_checked:
             tools_checked.add(tools)
             backend.check_tools(point.config)
-        if snapshot.wanted(point.config):
-            try:
-                snapshot.ensure(point.config, kernels[request], images[wanted])
-            except snapshot.SnapshotFailed as error:
+        try:
+            backend.build_ready_state(point.config, kernels[request], images[wanted])
+        except ready_state.StateFailed as error:
                 print(f"manylab: {error}: its points boot instead", file=sys.stderr)

@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from manylab import image, kernel, paths, plan, runner  # noqa: E402
 from manylab import spec as specs  # noqa: E402
+from manylab.backends import ready_state  # noqa: E402
 from manylab.backends.qemu import snapshot  # noqa: E402
 
 BIG = {"x86_64": 256, "arm64": 256}
@@ -99,11 +100,12 @@ def snapshot_build(arch: str, vcpus: int) -> dict[str, float]:
     point = plan.points(bench_spec(arch, vcpus, "restore"))[0].config
     kernel_art = kernel.build(kernel.request_for(point))
     image_art = image.build(arch)
-    key = snapshot.key_of(snapshot.key_inputs(point, kernel_art, image_art))
+    key = ready_state.key_of(snapshot.key_inputs(point, kernel_art, image_art))
     shutil.rmtree(snapshot.snapshots_dir() / key, ignore_errors=True)
     started = time.monotonic()
     snap = snapshot.ensure(point, kernel_art, image_art)
-    return {"build_s": time.monotonic() - started, "mib": snap.manifest["bytes"] / 2**20,
+    return {"build_s": time.monotonic() - started,
+            "mib": snapshot.describe(snap)["bytes"] / 2**20,
             "save_s": float(snap.manifest["save_s"])}
 
 

@@ -7,10 +7,13 @@ records alike (`inputs_base`: the point, its spec, the lab's commit, the host)."
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from manylab.errors import LabError
 from manylab.params import PointParams
+
+if TYPE_CHECKING:
+    from manylab import image, kernel
 
 
 class Backend(Protocol):
@@ -28,6 +31,11 @@ class Backend(Protocol):
     def stale_tool(self, point: PointParams, inputs: dict[str, Any]) -> str | None:
         """What of the backend's own tools differs from those a stored point's inputs.json
         records (for example "QEMU version"), or None."""
+
+    def build_ready_state(self, point: PointParams, kernel_art: kernel.KernelArtifacts,
+                          image_art: image.ImageArtifacts) -> None:
+        """Build (or check) the saved post-boot state the point restores, if it restores one
+        (a QEMU snapshot, a gem5 checkpoint); raise ready_state.StateFailed if it cannot."""
 
     def run_into(self, point_id: str, study: str, point: PointParams, staging: Path,
                  inputs_base: dict[str, Any], timeout_s: float) -> dict[str, Any]:

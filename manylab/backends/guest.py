@@ -7,3 +7,6 @@ LAB_CMDLINE = (
     "rcupdate.rcu_cpu_stall_timeout=300 rcupdate.rcu_cpu_stall_suppress_at_boot=1 "
     "workqueue.watchdog_thresh=0"
 )
+# The guest stops at its ready point for the backend to save it (a QEMU snapshot, a gem5
+# checkpoint), and a restore reads its run script afterwards (buildroot-overlay/init).
+READY_POINT_CMDLINE = "manylab.snapshot=1"

@@ -83,7 +83,7 @@ def test_a_damaged_snapshot_is_rebuilt_not_restored(tmp_path):
     with state.open("r+b") as handle:
         handle.truncate(snap["bytes"] // 2)
     again = manylab("run", str(spec), "--results-root", str(tmp_path), "--force")
-    assert "its state file is missing or of another size: rebuilding it" in again.stdout
+    assert "its file state.mig is missing or of another size: rebuilding it" in again.stdout
     assert result_of(point)["status"] == "ok"
     rebuilt = json.loads((point / "inputs.json").read_text())["snapshot"]
     assert rebuilt["key"] == snap["key"] and state.stat().st_size == rebuilt["bytes"]

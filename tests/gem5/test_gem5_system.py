@@ -7,8 +7,11 @@ import pytest
 
 from manylab import plan
 from manylab import spec as specs
-from manylab.backends.gem5 import backend, command, machine, system
+from manylab.backends import ready_state
+from manylab.backends.gem5 import backend, checkpoint, command, machine, system
 from manylab.errors import LabError
+from manylab.image import ImageArtifacts
+from manylab.kernel import KernelArtifacts
 from manylab.params import PointParams
 from manylab.spec import SpecError
 
@@ -76,6 +79,10 @@ def test_kernel_arguments_follow_the_clock(write_spec):
     assert not [a for a in args if a.startswith(("lapic_timer_period", "tsc=", "no_timer"))]
     assert "root=/dev/sda" in args and "manylab.backend=gem5" in args
     assert args[-1] == "quiet"
+    # snapshot = "auto" (the default): the guest stops at its ready point for a checkpoint
+    assert "manylab.snapshot=1" in args
+    point["machine"]["snapshot"] = "off"
+    assert "manylab.snapshot=1" not in describe(point)["kernel_args"]
 
 
 @pytest.mark.parametrize("preset,sites,banks,channels", [
@@ -173,3 +180,32 @@ def test_ruby_sets_must_hold_one_l1_per_core(monkeypatch, tmp_path, bits, cores,
         with pytest.raises(LabError, match=f"hold {bits or 64} controllers .* {cores} cores: "
                                            "rebuild gem5 with NUMBER_BITS_PER_SET=256"):
             command.check_build(tmp_path / "gem5.fast", cores)
+
+
+def test_a_checkpoint_is_keyed_by_the_system_not_by_the_run(write_spec, monkeypatch, tmp_path):
+    """Points that differ only in what runs after the ready point (workload, its arguments,
+    the script gem5 reads) share one checkpoint; the machine, the kernel and gem5 do not."""
+    gem5 = tmp_path / "gem5.fast"
+    gem5.write_bytes(b"gem5")
+    monkeypatch.setattr(command, "version", lambda path: "gem5 version 24.0.0.1")
+    files = {name: tmp_path / name for name in ("vmlinux", "rootfs.ext2")}
+    for name, path in files.items():
+        path.write_bytes(name.encode())
+    kernel_art = KernelArtifacts("k1", tmp_path, files["vmlinux"], files["vmlinux"],
+                                 tmp_path / "System.map", tmp_path / "config")
+    image_art = ImageArtifacts("i1", tmp_path, tmp_path / "initramfs", files["rootfs.ext2"], ())
+
+    def key(point: dict, readfile: str = "/p/run.sh") -> str:
+        typed = PointParams.from_dict(point)
+        inputs = system.Gem5Inputs(files["vmlinux"], files["rootfs.ext2"], Path(readfile))
+        description = system.describe(typed, backend.describe_machine(typed), inputs)
+        return ready_state.key_of(checkpoint.key_inputs(description, gem5, kernel_art,
+                                                        image_art))
+
+    point = gem5_point(write_spec, "tiny-4", 2)
+    base = key(point)
+    other_run = dict(point, workload={**point["workload"], "name": "pwriter"})
+    assert key(other_run, "/elsewhere/run.sh") == base
+    assert key(gem5_point(write_spec, "tiny-4", 4)) != base
+    gem5.write_bytes(b"another gem5")
+    assert key(point) != base

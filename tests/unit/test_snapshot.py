@@ -1,17 +1,16 @@
-"""Snapshot keys, the run script's fw_cfg file, and the checks before a cached snapshot is
-restored (manylab/backends/qemu/snapshot.py); the restores themselves are in
-tests/e2e/test_snapshot.py."""
+"""Snapshot keys, the run script's fw_cfg file and the restore's command line
+(manylab/backends/qemu/snapshot.py); the cache's checks are in test_ready_state.py, the
+restores themselves in tests/e2e/test_snapshot.py."""
 
-import json
 from pathlib import Path
 
 import pytest
 
 from manylab import plan
 from manylab import spec as specs
+from manylab.backends import ready_state
 from manylab.backends.qemu import snapshot
 from manylab.errors import LabError
-from manylab.hashing import sha256_file
 from manylab.image import ImageArtifacts
 from manylab.kernel import KernelArtifacts
 from manylab.params import PointParams
@@ -33,7 +32,7 @@ def points(write_spec, body: str) -> list[PointParams]:
 
 
 def keys(write_spec, artifacts, body: str) -> list[str]:
-    return [snapshot.key_of(snapshot.key_inputs(p, *artifacts))
+    return [ready_state.key_of(snapshot.key_inputs(p, *artifacts))
             for p in points(write_spec, body)]
 
 
@@ -71,9 +70,9 @@ name = "pwriter"
     assert len(set(found)) == 8
     kernel_art, image_art = artifacts
     (point,) = points(write_spec, '[workload]\nname = "pwriter"\n')
-    before = snapshot.key_of(snapshot.key_inputs(point, kernel_art, image_art))
+    before = ready_state.key_of(snapshot.key_inputs(point, kernel_art, image_art))
     kernel_art.boot_image.write_bytes(b"another kernel")
-    assert snapshot.key_of(snapshot.key_inputs(point, kernel_art, image_art)) != before
+    assert ready_state.key_of(snapshot.key_inputs(point, kernel_art, image_art)) != before
 
 
 def test_an_ext2_disk_enters_the_key_by_size(write_spec, artifacts):
@@ -100,47 +99,15 @@ def test_the_run_file_has_one_size_and_refuses_a_longer_script(tmp_path):
         snapshot.run_file(run, "x" * snapshot.RUN_FW_CFG_BYTES, "point p")
 
 
-def stored(root: Path, name: str, state: bytes, **manifest: object) -> Path:
-    directory = root / name
-    directory.mkdir(parents=True)
-    (directory / snapshot.STATE).write_bytes(state)
-    record = {"key": name, "bytes": len(state), "sha256": sha256_file(directory / snapshot.STATE),
-              "inputs": {}, **manifest}
-    (directory / snapshot.MANIFEST).write_text(json.dumps(record))
-    return directory
-
-
-def test_a_sound_snapshot_is_used(tmp_path):
-    directory = stored(tmp_path, "k", b"state")
-    found = snapshot._checked(directory, "k")
-    assert found is not None and found.state.read_bytes() == b"state"
-
-
-@pytest.mark.parametrize("damage", ["truncated", "flipped", "other key"])
-def test_a_damaged_snapshot_is_removed_for_a_rebuild(tmp_path, capsys, damage):
-    directory = stored(tmp_path, "k", b"state-of-the-machine")
-    state = directory / snapshot.STATE
-    if damage == "truncated":
-        state.write_bytes(b"state")
-    elif damage == "flipped":
-        state.write_bytes(b"state-of-the-machinE")
-    else:
-        directory = stored(tmp_path, "k2", b"state", key="k3")
-    key = "k2" if damage == "other key" else "k"
-    assert snapshot._checked(directory, key) is None
-    assert not directory.exists()
-    assert "rebuilding it" in capsys.readouterr().out
-
-
 def test_restore_adds_the_incoming_state_no_announce_and_the_plugin(write_spec, artifacts,
                                                                       tmp_path):
     (point,) = points(write_spec, '[workload]\nname = "pwriter"\n')
     kernel_art, image_art = artifacts
-    snap = snapshot.Snapshot("k", tmp_path / "k", {})
+    snap = ready_state.ReadyState("k", tmp_path / "k", {})
     run = tmp_path / "run"
     shared = snapshot.machine_argv(point, kernel_art.boot_image, image_art.initramfs, None, run)
     argv = snapshot.restore_argv(snap, point, kernel_art, image_art, None, run, "lib.so,a=1")
-    assert argv == shared + ["-global", "migration.announce-rounds=0",
-                             "-incoming", f"file:{snap.state}", "-plugin", "lib.so,a=1"]
+    assert argv == shared + ["-global", "migration.announce-rounds=0", "-incoming",
+                             f"file:{snap.file(snapshot.STATE)}", "-plugin", "lib.so,a=1"]
     assert f"name={snapshot.RUN_FW_CFG},file={run}" in argv
     assert snapshot.GUEST_CMDLINE in argv[argv.index("-append") + 1]

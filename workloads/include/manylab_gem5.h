@@ -17,6 +17,7 @@
 #define M5_EXIT 0x21
 #define M5_RESET_STATS 0x40
 #define M5_DUMP_STATS 0x41
+#define M5_CHECKPOINT 0x43
 #define M5_READ_FILE 0x50
 #define M5_WORK_BEGIN 0x5a
 #define M5_WORK_END 0x5b

@@ -4,6 +4,7 @@
  *
  *   gem5op readfile        copy the host file gem5 was given (the run's script) to stdout
  *   gem5op exit [CODE]     end the simulation (gem5 sees the guest's exit status)
+ *   gem5op checkpoint      ask gem5 for a checkpoint here; a restore continues after it
  *   gem5op resetstats | dumpstats | workbegin | workend
  *
  * Under QEMU or on real hardware the instructions fault: the tool refuses to run unless
@@ -70,8 +71,8 @@ static int cat_readfile(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: gem5op readfile | exit [CODE] | resetstats | dumpstats | "
-			"workbegin | workend\n");
+	fprintf(stderr, "usage: gem5op readfile | exit [CODE] | checkpoint | resetstats | "
+			"dumpstats | workbegin | workend\n");
 }
 
 int main(int argc, char **argv)
@@ -94,7 +95,10 @@ int main(int argc, char **argv)
 		manylab_gem5_op(M5_EXIT, 0, 0);
 		return argc > 2 ? atoi(argv[2]) : 0;
 	}
-	if (!strcmp(op, "resetstats"))
+	if (!strcmp(op, "checkpoint")) {
+		fflush(NULL);
+		manylab_gem5_op(M5_CHECKPOINT, 0, 0);
+	} else if (!strcmp(op, "resetstats"))
 		manylab_gem5_op(M5_RESET_STATS, 0, 0);
 	else if (!strcmp(op, "dumpstats"))
 		manylab_gem5_op(M5_DUMP_STATS, 0, 0);

@@ -4,12 +4,13 @@ under gem5/ (stats.txt, config.json, roi.json)."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from manylab import atomic, image, kernel, pointdir
-from manylab.backends import records, supervise
-from manylab.backends.gem5 import command, machine, stats, system
+from manylab.backends import ready_state, records, supervise
+from manylab.backends.gem5 import checkpoint, command, machine, stats, system
 from manylab.backends.records import result_record, run_failure, write_console_outputs
 from manylab.errors import LabError
 from manylab.hashing import sha256_file
@@ -31,7 +32,7 @@ def prepare(point: PointParams, kernel_artifacts: kernel.KernelArtifacts,
     script.write_text(run_script(point))
     inputs = system.Gem5Inputs(kernel_artifacts.vmlinux, image_artifacts.rootfs_ext2, script)
     description = system.describe(point, describe_machine(point), inputs)
-    atomic.write_json(folder / "gem5-system.json", description)
+    atomic.write_json(folder / checkpoint.SYSTEM_JSON, description)
     return description
 
 
@@ -49,8 +50,21 @@ class Gem5Backend:
         machine.describer()
 
     def stale_tool(self, point: PointParams, inputs: dict[str, Any]) -> str | None:
-        recorded = inputs.get("gem5", {}).get("version")
-        return None if recorded == command.version(command.binary(point)) else "gem5 version"
+        recorded = inputs.get("gem5", {})
+        if recorded.get("version") != command.version(command.binary(point)):
+            return "gem5 version"
+        restored_or_tried = "checkpoint" in recorded or "checkpoint_error" in recorded
+        if restored_or_tried != checkpoint.wanted(point):
+            return "checkpoint setting"
+        return None
+
+    def build_ready_state(self, point: PointParams, kernel_art: kernel.KernelArtifacts,
+                          image_art: image.ImageArtifacts) -> None:
+        if checkpoint.wanted(point):
+            with tempfile.TemporaryDirectory(prefix="manylab-gem5-") as scratch:
+                description = prepare(point, kernel_art, image_art, Path(scratch))
+                checkpoint.ensure(description, command.binary(point), kernel_art, image_art,
+                                  DEFAULT_TIMEOUT_S)
 
     def run_into(self, point_id: str, study: str, point: PointParams, staging: Path,
                  inputs_base: dict[str, Any], timeout_s: float) -> dict[str, Any]:
@@ -67,14 +81,23 @@ def run_into(point_id: str, study: str, point: PointParams, staging: Path,
     image_artifacts = image.for_point(point)
     description = prepare(point, kernel_artifacts, image_artifacts, staging)
     outdir = staging / "gem5"
-    argv = command.argv(gem5, outdir, staging / "gem5-system.json")
+    argv = command.argv(gem5, outdir, staging / checkpoint.SYSTEM_JSON)
+    tool = {"version": command.version(gem5), "binary_sha256": sha256_file(gem5),
+            "configs": command.configs_hashes(), "system": checkpoint.SYSTEM_JSON}
+    if checkpoint.wanted(point):
+        try:
+            state = checkpoint.ensure(description, gem5, kernel_artifacts, image_artifacts,
+                                      timeout_s)
+            argv += ["--restore", str(checkpoint.folder(state))]
+            tool["checkpoint"] = checkpoint.describe(state)
+        except ready_state.StateFailed as error:
+            tool["checkpoint_error"] = str(error)
+            print(f"manylab: point {point_id}: no checkpoint ({error}): it boots instead",
+                  flush=True)
     record = records.inputs_record(
         inputs_base, kernel_artifacts, ("vmlinux_sha256", kernel_artifacts.vmlinux),
         image_artifacts, ("rootfs_ext2_sha256", image_artifacts.rootfs_ext2),
-        (staging / "run.sh").read_text(), "gem5",
-        {"argv": argv, "version": command.version(gem5), "binary_sha256": sha256_file(gem5),
-         "configs": _configs_hashes(), "system": "gem5-system.json"},
-        timeout_s)
+        (staging / "run.sh").read_text(), "gem5", {"argv": argv, **tool}, timeout_s)
     atomic.write_json(staging / pointdir.INPUTS, record)
     outcome = supervise.run(argv, staging / pointdir.CONSOLE, staging / pointdir.GEM5_STDERR,
                        timeout_s, program="gem5")
@@ -89,10 +112,4 @@ def run_into(point_id: str, study: str, point: PointParams, staging: Path,
         except LabError as error:
             failure = str(error)
     return result_record(point_id, study, "gem5", outcome, failure)
-
-
-def _configs_hashes() -> dict[str, str]:
-    return {str(p.relative_to(command.CONFIGS_DIR)): sha256_file(p)
-            for p in sorted(command.CONFIGS_DIR.rglob("*.py"))}
-
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from manylab.errors import LabError
+from manylab.hashing import sha256_file
 from manylab.params import PointParams
 from manylab.paths import REPO_ROOT
 
@@ -79,6 +80,11 @@ def check_build(path: Path, cores: int = 1) -> None:
                        f"(NUMBER_BITS_PER_SET) and the point has {cores} cores: rebuild gem5 "
                        f"with NUMBER_BITS_PER_SET={RUBY_WIDE_BITS_PER_SET} (scons "
                        f"menuconfig, gem5-configs/README.md)")
+
+
+def configs_hashes() -> dict[str, str]:
+    return {str(p.relative_to(CONFIGS_DIR)): sha256_file(p)
+            for p in sorted(CONFIGS_DIR.rglob("*.py"))}
 
 
 def argv(gem5: Path, outdir: Path, system_json: Path) -> list[str]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from manylab.backends.gem5.machine import Machine, Pos, positions
-from manylab.backends.guest import LAB_CMDLINE
+from manylab.backends.guest import LAB_CMDLINE, READY_POINT_CMDLINE
 from manylab.memory_layout import numa_nodes
 from manylab.params import PointParams
 from manylab.units import parse_size
@@ -153,10 +153,14 @@ def kernel_args(point: PointParams, clock_hz: int) -> list[str]:
     """The lab's parameters with gem5's root disk. Not the QEMU tier's `tsc=reliable
     no_timer_check lapic_timer_period=`: with them Linux 6.1 stops after `pnp: PnP ACPI:
     disabled` on gem5 v24's x86 board (measured); it calibrates the APIC timer against
-    gem5's PIT instead. lpj is the TSC's cycles per jiffy (gem5's TSC counts the core clock)."""
+    gem5's PIT instead. lpj is the TSC's cycles per jiffy (gem5's TSC counts the core clock).
+    With machine.snapshot = "auto" the guest stops at its ready point (gem5op checkpoint),
+    whether a checkpoint is then taken or the point boots cold: both run one guest path."""
     args = ["earlyprintk=ttyS0", "console=ttyS0", *LAB_CMDLINE.split(),
             f"lpj={clock_hz // HZ}",
             "root=/dev/sda", "rw", "init=/init", "manylab.backend=gem5"]
+    if point.machine.snapshot == "auto":
+        args.append(READY_POINT_CMDLINE)
     return args + point.kernel.cmdline.split()
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from manylab import atomic, image, kernel, pointdir
-from manylab.backends import records, supervise
+from manylab.backends import ready_state, records, supervise
 from manylab.backends.qemu import command as qemu
 from manylab.backends.qemu import plugin, snapshot
 from manylab.backends.records import result_record, run_failure, write_console_outputs
@@ -60,6 +60,11 @@ class QemuBackend:
                 return "plugin"
         return None
 
+    def build_ready_state(self, point: PointParams, kernel_art: kernel.KernelArtifacts,
+                          image_art: image.ImageArtifacts) -> None:
+        if snapshot.wanted(point):
+            snapshot.ensure(point, kernel_art, image_art)
+
     def run_into(self, point_id: str, study: str, point: PointParams, staging: Path,
                  inputs_base: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         artifacts = build_artifacts(point)
@@ -67,7 +72,7 @@ class QemuBackend:
         if snapshot.wanted(point):
             try:
                 snap = snapshot.ensure(point, artifacts.kernel, artifacts.image)
-            except snapshot.SnapshotFailed as error:
+            except ready_state.StateFailed as error:
                 snapshot_error = str(error)
                 print(f"manylab: point {point_id}: no snapshot ({error}): it boots instead",
                       flush=True)

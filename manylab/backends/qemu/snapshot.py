@@ -1,10 +1,9 @@
 """Post-boot snapshots: a QEMU machine booted to the point where its guest waits for a run
 script, saved as a migration stream and restored by every point of that machine.
 
-The snapshot is an artifact like a kernel: keyed by everything the saved state depends on (the
-QEMU command line with the kernel and root image by content, the disk's size, QEMU's version),
-built once under a lock into a staging folder and renamed into the cache whole, checked by
-size and digest before each restore and rebuilt when the check fails.
+The snapshot is a cached ready state (manylab/backends/ready_state.py), keyed by everything the
+saved state depends on: the QEMU command line with the kernel and root image by content, the
+disk's size, QEMU's version.
 
 The guest stops itself where it is ready: its init runs snapshot-point, which writes to QEMU's
 pvpanic-pci device, and QEMU (-action panic=pause) pauses the machine at that instruction, so
@@ -18,34 +17,31 @@ padded to the same size.
 
 from __future__ import annotations
 
-import os
-import shutil
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from manylab import atomic, image, kernel, pointdir
-from manylab.backends import supervise
+from manylab import image, kernel, pointdir
+from manylab.backends import ready_state, supervise
+from manylab.backends.guest import READY_POINT_CMDLINE
 from manylab.backends.qemu import command as qemu
 from manylab.errors import LabError
-from manylab.hashing import sha256_file, sha256_file_cached, sha256_json
+from manylab.hashing import sha256_file_cached
 from manylab.memory_layout import has_storage
 from manylab.params import PointParams
 from manylab.paths import cache_root
 from manylab.qmp import Qmp
 from manylab.units import parse_size
 
-FORMAT = 2  # bump when the saved state or the guest's waiting protocol changes
+FORMAT = 3  # bump when the saved state or the guest's waiting protocol changes
 RUN_FW_CFG = "opt/manylab/run"
 RUN_FW_CFG_BYTES = 64 * 1024
 RUN_HEADER = b"#manylab-run\n"
 WAIT_HEADER = b"#manylab-wait\n"
 READY_LINE = "MANYLAB-READY"
-GUEST_CMDLINE = "manylab.snapshot=1"
+GUEST_CMDLINE = READY_POINT_CMDLINE
 STATE = "state.mig"
-MANIFEST = "manifest.json"
 SAVE_POLL_S = 0.1
 PAUSE_WAIT_S = 120.0
 # Only the build: pause where the guest asks, and save no run state (a restore then runs).
@@ -57,20 +53,7 @@ BUILD_ARGS = ["-action", "panic=pause", "-global", "migration.store-global-state
 RESTORE_ARGS = ["-global", "migration.announce-rounds=0"]
 
 
-class SnapshotFailed(LabError):
-    """The machine could not be booted to its ready point and saved (the reason says why);
-    a point then boots from power-on instead."""
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    key: str
-    directory: Path
-    manifest: dict[str, Any]
-
-    @property
-    def state(self) -> Path:
-        return self.directory / STATE
+Snapshot = ready_state.ReadyState
 
 
 def wanted(point: PointParams) -> bool:
@@ -108,62 +91,12 @@ def key_inputs(point: PointParams, kernel_art: kernel.KernelArtifacts,
     }
 
 
-def key_of(inputs: dict[str, Any]) -> str:
-    return sha256_json(inputs)[:20]
-
-
 def ensure(point: PointParams, kernel_art: kernel.KernelArtifacts,
            image_art: image.ImageArtifacts) -> Snapshot:
-    """The point's snapshot from the cache, checked; built (or rebuilt) when missing or bad."""
-    inputs = key_inputs(point, kernel_art, image_art)
-    key = key_of(inputs)
-    if key in _failed:
-        raise SnapshotFailed(_failed[key])
-    directory = snapshots_dir() / key
-    found = _checked(directory, key)
-    if found is not None:
-        return found
-    with atomic.file_lock(snapshots_dir() / f"{key}.lock"):
-        found = _checked(directory, key)
-        if found is not None:
-            return found
-        for leftover in directory.parent.glob(f".{key}.build-*"):
-            shutil.rmtree(leftover, ignore_errors=True)  # a builder killed outright
-        try:
-            _build(point, kernel_art, image_art, inputs, key, directory)
-        except SnapshotFailed as error:
-            _failed[key] = str(error)
-            raise
-    found = _checked(directory, key)
-    if found is None:
-        raise LabError(f"snapshot {directory}: the build left no usable state")
-    return found
-
-
-_failed: dict[str, str] = {}  # keys whose build failed in this process, with the reason
-
-
-def _checked(directory: Path, key: str) -> Snapshot | None:
-    """The cached snapshot when its manifest names this key and its state file has the recorded
-    size and digest; a bad one is removed (and then rebuilt) with a note."""
-    manifest = pointdir.read_json(directory / MANIFEST)
-    if manifest is None:
-        return None
-    state = directory / STATE
-    reason = None
-    if not isinstance(manifest, dict) or manifest.get("key") != key:
-        reason = "its manifest names another key"
-    elif not state.is_file() or state.stat().st_size != manifest.get("bytes"):
-        reason = "its state file is missing or of another size"
-    elif sha256_file_cached(state) != manifest.get("sha256"):
-        reason = "its state file's digest differs from the manifest's"
-    if reason is not None:
-        print(f"manylab: snapshot {directory}: {reason}: rebuilding it", flush=True)
-        trash = directory.with_name(f".{directory.name}.bad-{os.getpid()}")
-        os.replace(directory, trash)
-        shutil.rmtree(trash, ignore_errors=True)
-        return None
-    return Snapshot(key, directory, manifest)
+    """The point's snapshot from the cache, checked; built (or rebuilt) when missing or bad.
+    Raises ready_state.StateFailed when the machine could not be saved."""
+    return ready_state.ensure(snapshots_dir(), key_inputs(point, kernel_art, image_art),
+                              lambda staging: _build(point, kernel_art, image_art, staging))
 
 
 def waiting_file(path: Path) -> None:
@@ -239,55 +172,38 @@ class _Saver:
 
 
 def _build(point: PointParams, kernel_art: kernel.KernelArtifacts,
-           image_art: image.ImageArtifacts, inputs: dict[str, Any], key: str,
-           directory: Path) -> None:
-    staging = directory.with_name(f".{directory.name}.build-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    kept = directory.with_name(f"{directory.name}.failed")
+           image_art: image.ImageArtifacts, staging: Path) -> ready_state.Built:
     label = f"snapshot {point.machine.arch} {point.machine.vcpus} vCPUs"
-    print(f"manylab: building {label} ({key}) ...", flush=True)
-    try:
-        with tempfile.TemporaryDirectory(prefix="manylab-snap-") as scratch_name:
-            scratch = Path(scratch_name)
-            run = scratch / "run.fwcfg"
-            waiting_file(run)
-            disk = sparse_disk(scratch / "disk.img", point)
-            argv = machine_argv(point, kernel_art.boot_image, image_art.initramfs, disk, run)
-            socket_path = scratch / "qmp.sock"
-            saver = _Saver(socket_path, staging / STATE)
-            outcome = supervise.run(argv + BUILD_ARGS
-                               + ["-qmp", f"unix:{socket_path},server=on,wait=off"],
-                               staging / pointdir.CONSOLE, staging / pointdir.QEMU_STDERR,
-                               build_timeout(point), on_line=saver.on_line)
-        failure = outcome.console.reason if outcome.console.failures else None
-        if failure is None and not saver.saved:
-            failure = saver.error or outcome.failure or "the guest never reported ready"
-        if failure is not None:
-            raise SnapshotFailed(f"{label}: {failure} (console: {kept / pointdir.CONSOLE})")
-        size = (staging / STATE).stat().st_size
-        atomic.write_json(staging / MANIFEST, {
-            "key": key, "inputs": inputs, "argv": argv,
-            "bytes": size, "sha256": sha256_file(staging / STATE),
-            "boot_s": round(outcome.boot_seconds or 0.0, 3),
-            "build_s": round(outcome.seconds, 3), "save_s": round(saver.save_s, 3),
-        })
-        atomic.replace_dir(staging, directory)
-        print(f"manylab: {label} built in {outcome.seconds:.0f} s "
-              f"({size >> 20} MiB)", flush=True)
-    except BaseException:
-        shutil.rmtree(kept, ignore_errors=True)
-        if staging.exists():
-            (staging / STATE).unlink(missing_ok=True)
-            os.replace(staging, kept)
-        raise
+    print(f"manylab: building {label} ...", flush=True)
+    with tempfile.TemporaryDirectory(prefix="manylab-snap-") as scratch_name:
+        scratch = Path(scratch_name)
+        run = scratch / "run.fwcfg"
+        waiting_file(run)
+        disk = sparse_disk(scratch / "disk.img", point)
+        argv = machine_argv(point, kernel_art.boot_image, image_art.initramfs, disk, run)
+        socket_path = scratch / "qmp.sock"
+        saver = _Saver(socket_path, staging / STATE)
+        outcome = supervise.run(argv + BUILD_ARGS
+                                + ["-qmp", f"unix:{socket_path},server=on,wait=off"],
+                                staging / pointdir.CONSOLE, staging / pointdir.QEMU_STDERR,
+                                build_timeout(point), on_line=saver.on_line)
+    failure = outcome.console.reason if outcome.console.failures else None
+    if failure is None and not saver.saved:
+        failure = saver.error or outcome.failure or "the guest never reported ready"
+    if failure is not None:
+        raise ready_state.StateFailed(f"{label}: {failure}")
+    size = (staging / STATE).stat().st_size
+    print(f"manylab: {label} built in {outcome.seconds:.0f} s ({size >> 20} MiB)", flush=True)
+    return ready_state.Built([STATE], {
+        "argv": argv, "boot_s": round(outcome.boot_seconds or 0.0, 3),
+        "build_s": round(outcome.seconds, 3), "save_s": round(saver.save_s, 3)})
 
 
 def restore_argv(snap: Snapshot, point: PointParams, kernel_art: kernel.KernelArtifacts,
                  image_art: image.ImageArtifacts, disk: Path | None, run: Path,
                  plugin_argument: str | None) -> list[str]:
     argv = machine_argv(point, kernel_art.boot_image, image_art.initramfs, disk, run)
-    argv += [*RESTORE_ARGS, "-incoming", f"file:{snap.state}"]
+    argv += [*RESTORE_ARGS, "-incoming", f"file:{snap.file(STATE)}"]
     if plugin_argument:
         argv += ["-plugin", plugin_argument]
     return argv
@@ -296,6 +212,7 @@ def restore_argv(snap: Snapshot, point: PointParams, kernel_art: kernel.KernelAr
 def describe(snap: Snapshot) -> dict[str, Any]:
     """inputs.json's record of the snapshot a point restored."""
     manifest = snap.manifest
-    return {"key": snap.key, "directory": str(snap.directory), "sha256": manifest["sha256"],
-            "bytes": manifest["bytes"], "build_s": manifest.get("build_s"),
+    state = manifest["files"][STATE]
+    return {"key": snap.key, "directory": str(snap.directory), "sha256": state["sha256"],
+            "bytes": state["bytes"], "build_s": manifest.get("build_s"),
             "inputs": manifest["inputs"]}
