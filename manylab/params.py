@@ -96,7 +96,8 @@ class MachineParams:
                                 "runs fewer instructions per turn)")
     snapshot: str = key(str, "auto", choices=("auto", "off"), stored_default="auto",
                         doc="auto: boot each machine once, save it where the guest waits "
-                            "for its run, restore that for every point (QEMU backend); "
+                            "for its run, restore that for every point (a QEMU snapshot; "
+                            "under gem5 a checkpoint, with atomic boot cores); "
                             "off: every point boots from power-on")
     backend: str = key(str, "qemu", choices=("qemu", "gem5"),
                        doc="qemu: QEMU + the plugin (default); gem5: the detailed tier, a "

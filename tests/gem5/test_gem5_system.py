@@ -85,6 +85,18 @@ def test_kernel_arguments_follow_the_clock(write_spec):
     assert "manylab.snapshot=1" not in describe(point)["kernel_args"]
 
 
+def test_only_atomic_boot_cores_take_a_checkpoint(write_spec):
+    # Ruby writes its caches back before a checkpoint; MESI_Two_Level cannot (no Flush
+    # request), and only atomic cores (atomic_noncaching) leave the caches empty.
+    point = gem5_point(write_spec, "tiny-4", 2)
+    assert checkpoint.wanted(PointParams.from_dict(point))
+    point["gem5"] = {**point.get("gem5", {}), "boot_cpu": "timing"}
+    assert not checkpoint.wanted(PointParams.from_dict(point))
+    assert "manylab.snapshot=1" not in describe(point)["kernel_args"]
+    point["machine"]["backend"] = "qemu"
+    assert not checkpoint.wanted(PointParams.from_dict(point))
+
+
 @pytest.mark.parametrize("preset,sites,banks,channels", [
     ("knl-64", 32, 32, 2),
     # altra-80: 4 cores (tiles) per CMN-600 crosspoint, 20 crosspoints; 64 of the 80 tiles

@@ -32,7 +32,12 @@ PER_POINT = ("readfile",)
 
 
 def wanted(point: PointParams) -> bool:
-    return point.machine.snapshot == "auto" and point.machine.backend == "gem5"
+    """Whether the point restores a checkpoint: machine.snapshot = "auto" on atomic boot
+    cores. Atomic cores bypass Ruby's caches, so at the ready point they hold no line and the
+    checkpoint is memory and devices alone; with timing boot cores gem5 would have to flush
+    the caches first, which MESI_Two_Level cannot (no Flush request), so such a point boots."""
+    return (point.machine.snapshot == "auto" and point.machine.backend == "gem5"
+            and point.gem5.boot_cpu == "atomic")
 
 
 def checkpoints_dir() -> Path:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from manylab.backends.gem5 import checkpoint
 from manylab.backends.gem5.machine import Machine, Pos, positions
 from manylab.backends.guest import LAB_CMDLINE, READY_POINT_CMDLINE
 from manylab.memory_layout import numa_nodes
@@ -159,7 +160,7 @@ def kernel_args(point: PointParams, clock_hz: int) -> list[str]:
     args = ["earlyprintk=ttyS0", "console=ttyS0", *LAB_CMDLINE.split(),
             f"lpj={clock_hz // HZ}",
             "root=/dev/sda", "rw", "init=/init", "manylab.backend=gem5"]
-    if point.machine.snapshot == "auto":
+    if checkpoint.wanted(point):
         args.append(READY_POINT_CMDLINE)
     return args + point.kernel.cmdline.split()
 
