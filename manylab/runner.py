@@ -164,4 +164,4 @@ def build_for(points: list[Point]) -> None:
         try:
             backend.build_ready_state(point.config, kernels[request], images[wanted])
         except ready_state.StateFailed as error:
-                print(f"manylab: {error}: its points boot instead", file=sys.stderr)
+            print(f"manylab: {error}: its points boot instead", file=sys.stderr)
