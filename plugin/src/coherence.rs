@@ -20,7 +20,7 @@ use crate::nvmain_trace::NvmainTrace;
 use crate::params::{Params, Pos, Protocol, LINE_BYTES, LINE_SHIFT};
 use crate::race::Race;
 use crate::smt::SmtCores;
-use crate::spans::{Closed, OpenSpans};
+use crate::spans::OpenSpans;
 use crate::stats::{add_at, Cause, Ctr, FuncCtr, Msg, Stats, HOT_L1D_HITS, HOT_LOADS, HOT_STORES};
 use crate::topology::{hops, LineRoute, Topology};
 
@@ -629,10 +629,8 @@ impl Machine {
             return;
         }
         let ghz = self.params.timing.ghz;
-        match self.spans.end(vcpu, span, clock, idle, self.clock_gen) {
-            Closed::Timed { span, busy_ns, idle_ns } => self.stats.span(span, Some((busy_ns * ghz, idle_ns * ghz))),
-            Closed::Lost { span } => self.stats.span(span, None),
-        }
+        let timed = self.spans.end(vcpu, span, clock, idle, self.clock_gen);
+        self.stats.span(span, timed.map(|(busy_ns, idle_ns)| (busy_ns * ghz, idle_ns * ghz)));
     }
 
     /// A block of `insts` instructions of `vcpu` in function `func` ran, in the kernel's idle

@@ -21,20 +21,6 @@ struct Opened {
     gen: u32,
 }
 
-/// A span-end's outcome.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Closed {
-    /// The span's time (ns) and the idle time excluded from it (ns).
-    Timed {
-        span: u8,
-        busy_ns: f64,
-        idle_ns: f64,
-    },
-    Lost {
-        span: u8,
-    },
-}
-
 /// The open spans of each vCPU, by span number.
 #[derive(Default)]
 pub struct OpenSpans {
@@ -54,16 +40,15 @@ impl OpenSpans {
         mine[span as usize] = Some(Opened { clock_ns, idle_ns, gen });
     }
 
-    /// `vcpu` ends span `span`.
-    pub fn end(&mut self, vcpu: usize, span: u8, clock_ns: f64, idle_ns: f64, gen: u32) -> Closed {
-        let opened = self.open.get_mut(vcpu).and_then(|m| m.get_mut(span as usize)).and_then(Option::take);
-        match opened {
-            Some(o) if o.gen == gen => {
-                let idle = (idle_ns - o.idle_ns).max(0.0);
-                Closed::Timed { span, busy_ns: (clock_ns - o.clock_ns - idle).max(0.0), idle_ns: idle }
-            }
-            _ => Closed::Lost { span },
+    /// `vcpu` ends span `span`: the span's time and the idle time left out of it (ns), or
+    /// None if the span is lost.
+    pub fn end(&mut self, vcpu: usize, span: u8, clock_ns: f64, idle_ns: f64, gen: u32) -> Option<(f64, f64)> {
+        let opened = self.open.get_mut(vcpu).and_then(|m| m.get_mut(span as usize)).and_then(Option::take)?;
+        if opened.gen != gen {
+            return None;
         }
+        let idle = (idle_ns - opened.idle_ns).max(0.0);
+        Some(((clock_ns - opened.clock_ns - idle).max(0.0), idle))
     }
 }
 
@@ -75,25 +60,25 @@ mod tests {
     fn a_span_takes_its_vcpus_clock_less_idle() {
         let mut spans = OpenSpans::default();
         spans.begin(1, 0, 100.0, 10.0, 1);
-        assert_eq!(spans.end(1, 0, 350.0, 60.0, 1), Closed::Timed { span: 0, busy_ns: 200.0, idle_ns: 50.0 });
+        assert_eq!(spans.end(1, 0, 350.0, 60.0, 1), Some((200.0, 50.0)));
         // already closed
-        assert_eq!(spans.end(1, 0, 400.0, 60.0, 1), Closed::Lost { span: 0 });
+        assert_eq!(spans.end(1, 0, 400.0, 60.0, 1), None);
     }
 
     #[test]
     fn spans_are_lost_across_vcpus_numbers_and_clock_restarts() {
         let mut spans = OpenSpans::default();
         spans.begin(0, 2, 0.0, 0.0, 1);
-        assert_eq!(spans.end(1, 2, 10.0, 0.0, 1), Closed::Lost { span: 2 });
-        assert_eq!(spans.end(0, 3, 10.0, 0.0, 1), Closed::Lost { span: 3 });
+        assert_eq!(spans.end(1, 2, 10.0, 0.0, 1), None);
+        assert_eq!(spans.end(0, 3, 10.0, 0.0, 1), None);
         spans.begin(0, 2, 0.0, 0.0, 1);
-        assert_eq!(spans.end(0, 2, 10.0, 0.0, 2), Closed::Lost { span: 2 });
+        assert_eq!(spans.end(0, 2, 10.0, 0.0, 2), None);
         // spans of two numbers overlap on a vCPU; a begin of an open number replaces it
         spans.begin(0, 4, 0.0, 0.0, 2);
         spans.begin(0, 5, 1.0, 0.0, 2);
-        assert_eq!(spans.end(0, 4, 5.0, 0.0, 2), Closed::Timed { span: 4, busy_ns: 5.0, idle_ns: 0.0 });
+        assert_eq!(spans.end(0, 4, 5.0, 0.0, 2), Some((5.0, 0.0)));
         spans.begin(0, 5, 3.0, 0.0, 2);
-        assert_eq!(spans.end(0, 5, 11.0, 0.0, 2), Closed::Timed { span: 5, busy_ns: 8.0, idle_ns: 0.0 });
-        assert_eq!(spans.end(0, 5, 12.0, 0.0, 2), Closed::Lost { span: 5 });
+        assert_eq!(spans.end(0, 5, 11.0, 0.0, 2), Some((8.0, 0.0)));
+        assert_eq!(spans.end(0, 5, 12.0, 0.0, 2), None);
     }
 }

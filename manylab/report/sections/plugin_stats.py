@@ -19,7 +19,7 @@ PANELS_PER_FIGURE = 6
 KEY_FIGURES = ("insts", "mem.accesses", "l1d.miss_rate", "l2.miss_rate", "coh.msgs",
                "coh.hops", "coh.invalidations", "l1d.misses.coherence", "mem.reads",
                "mem.writes", "mem.pcm.writes", "mem.energy_nj", "time.modelled_ns")
-SPAN_TIME = re.compile(r"time\.span\d+\.modelled_ns")
+SPAN_TIME = re.compile(r"time\.span(\d+)\.modelled_ns")
 
 
 def key_columns(columns: list[str]) -> list[str]:
@@ -27,10 +27,10 @@ def key_columns(columns: list[str]) -> list[str]:
     the modelled time of each span number the workload used (plugin README "Spans")."""
     region = "roi" if any(c.startswith("stats.roi.") for c in columns) else "total"
     present = set(columns)
-    spans = sorted((c for c in columns if SPAN_TIME.fullmatch(c.removeprefix(f"stats.{region}."))),
-                   key=lambda c: int(c.split(".span", 1)[1].split(".", 1)[0]))
+    spans = {int(found.group(1)): column for column in columns
+             if (found := SPAN_TIME.fullmatch(column.removeprefix(f"stats.{region}.")))}
     return [f"stats.{region}.{k}" for k in KEY_FIGURES if f"stats.{region}.{k}" in present] + \
-        spans
+        [spans[n] for n in sorted(spans)]
 
 
 def stats_group(column: str) -> str:
