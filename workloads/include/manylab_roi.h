@@ -64,29 +64,35 @@
 /* Start of named phase n (0..255) inside the current region. */
 #define manylab_roi_phase(n) MANYLAB_ROI_MARK(MANYLAB_ROI_OP_PHASE, n)
 
-/* The same for a phase number known only at run time, 0..16 (others: no marker). */
+/* A marker whose number is known only at run time, 0..16 (others: no marker). */
+#define MANYLAB_ROI_MARK_AT(op, k)                     \
+	do {                                           \
+		switch (k) {                           \
+		case 0: MANYLAB_ROI_MARK(op, 0); break;   \
+		case 1: MANYLAB_ROI_MARK(op, 1); break;   \
+		case 2: MANYLAB_ROI_MARK(op, 2); break;   \
+		case 3: MANYLAB_ROI_MARK(op, 3); break;   \
+		case 4: MANYLAB_ROI_MARK(op, 4); break;   \
+		case 5: MANYLAB_ROI_MARK(op, 5); break;   \
+		case 6: MANYLAB_ROI_MARK(op, 6); break;   \
+		case 7: MANYLAB_ROI_MARK(op, 7); break;   \
+		case 8: MANYLAB_ROI_MARK(op, 8); break;   \
+		case 9: MANYLAB_ROI_MARK(op, 9); break;   \
+		case 10: MANYLAB_ROI_MARK(op, 10); break; \
+		case 11: MANYLAB_ROI_MARK(op, 11); break; \
+		case 12: MANYLAB_ROI_MARK(op, 12); break; \
+		case 13: MANYLAB_ROI_MARK(op, 13); break; \
+		case 14: MANYLAB_ROI_MARK(op, 14); break; \
+		case 15: MANYLAB_ROI_MARK(op, 15); break; \
+		case 16: MANYLAB_ROI_MARK(op, 16); break; \
+		default: break;                        \
+		}                                      \
+	} while (0)
+
+/* Phase k, k known only at run time (0..16). */
 static inline void manylab_roi_phase_at(int k)
 {
-	switch (k) {
-	case 0: manylab_roi_phase(0); break;
-	case 1: manylab_roi_phase(1); break;
-	case 2: manylab_roi_phase(2); break;
-	case 3: manylab_roi_phase(3); break;
-	case 4: manylab_roi_phase(4); break;
-	case 5: manylab_roi_phase(5); break;
-	case 6: manylab_roi_phase(6); break;
-	case 7: manylab_roi_phase(7); break;
-	case 8: manylab_roi_phase(8); break;
-	case 9: manylab_roi_phase(9); break;
-	case 10: manylab_roi_phase(10); break;
-	case 11: manylab_roi_phase(11); break;
-	case 12: manylab_roi_phase(12); break;
-	case 13: manylab_roi_phase(13); break;
-	case 14: manylab_roi_phase(14); break;
-	case 15: manylab_roi_phase(15); break;
-	case 16: manylab_roi_phase(16); break;
-	default: break;
-	}
+	MANYLAB_ROI_MARK_AT(MANYLAB_ROI_OP_PHASE, k);
 }
 
 /*
@@ -99,30 +105,15 @@ static inline void manylab_roi_phase_at(int k)
 #define manylab_span_begin(n) MANYLAB_ROI_MARK(MANYLAB_ROI_OP_SPAN_BEGIN, n)
 #define manylab_span_end(n) MANYLAB_ROI_MARK(MANYLAB_ROI_OP_SPAN_END, n)
 
-/* The same for a span number known only at run time, 0..7 (others: no marker). */
-#define MANYLAB_SPAN_AT(mark, k)               \
-	do {                                   \
-		switch (k) {                   \
-		case 0: mark(0); break;        \
-		case 1: mark(1); break;        \
-		case 2: mark(2); break;        \
-		case 3: mark(3); break;        \
-		case 4: mark(4); break;        \
-		case 5: mark(5); break;        \
-		case 6: mark(6); break;        \
-		case 7: mark(7); break;        \
-		default: break;                \
-		}                              \
-	} while (0)
-
+/* The same for a span number known only at run time (0..16). */
 static inline void manylab_span_begin_at(int k)
 {
-	MANYLAB_SPAN_AT(manylab_span_begin, k);
+	MANYLAB_ROI_MARK_AT(MANYLAB_ROI_OP_SPAN_BEGIN, k);
 }
 
 static inline void manylab_span_end_at(int k)
 {
-	MANYLAB_SPAN_AT(manylab_span_end, k);
+	MANYLAB_ROI_MARK_AT(MANYLAB_ROI_OP_SPAN_END, k);
 }
 
 #endif
