@@ -6,7 +6,8 @@ SYSTEM.json is written by the lab (manylab/backends/gem5/system.py). The guest b
 boot core type; the workload's region of interest (gem5 work items from its ROI markers) runs on the
 detailed core type. Statistics blocks in stats.txt: 0 = boot, 1 = region of interest, 2 = the
 rest up to the guest's exit (on the region's core type: gem5 cannot switch Ruby back to
-atomic_noncaching). roi.json records the ticks and the block of the region.
+atomic_noncaching). roi.json records the ticks and the block of the region, and the tick at
+which each phase marker inside it ran (work-begin with work id PHASE_WORK_ID + phase).
 
 Checkpoints: a guest booted with manylab.snapshot=1 asks for one at its ready point (gem5op
 checkpoint). With --checkpoint-out the checkpoint is saved there and the run ends; without it
@@ -46,7 +47,9 @@ with open(options.system) as handle:
 
 board = make_board(system, options.restore)
 switchable = system["boot_cpu"] != system["roi_cpu"]
-roi = {"stats_block": 1, "begin_tick": None, "end_tick": None, "roi_cpu": system["roi_cpu"]}
+roi = {"stats_block": 1, "begin_tick": None, "end_tick": None, "roi_cpu": system["roi_cpu"],
+       "phases": []}
+PHASE_WORK_ID = 0x100  # workloads/include/manylab_gem5.h MANYLAB_GEM5_PHASE_WORK_ID
 
 
 def write_roi() -> None:
@@ -56,7 +59,11 @@ def write_roi() -> None:
 
 def on_work_begin() -> Generator[bool, None, None]:
     while True:
-        if roi["begin_tick"] is None:
+        work_id = simulator.get_last_exit_event_code()
+        if work_id >= PHASE_WORK_ID:
+            if roi["begin_tick"] is not None and roi["end_tick"] is None:
+                roi["phases"].append({"phase": work_id - PHASE_WORK_ID, "tick": m5.curTick()})
+        elif roi["begin_tick"] is None:
             roi["begin_tick"] = m5.curTick()
             m5.stats.dump()
             m5.stats.reset()

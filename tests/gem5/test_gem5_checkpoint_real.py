@@ -56,7 +56,11 @@ def test_two_restores_of_one_checkpoint_run_the_workload_and_count_the_same(tmp_
         assert "Linux version" not in console  # restored, not booted
         assert "after-ready-point=1" in console
         stats = json.loads((point / "stats.json").read_text())
-        assert stats["summary"]["roi.insts"] > 10**4
+        summary = stats["summary"]
+        assert summary["roi.insts"] > 10**4
+        # falseshare marks phase 1 (shared) right after the region opens: it lasts to the end.
+        assert [m["phase"] for m in stats["roi"]["phases"]] == [1]
+        assert 0 < summary["roi.phase1.time.modelled_ns"] <= summary["roi.time.modelled_ns"]
         blocks.append(stats["gem5_roi_block"])
     assert len(blocks) == 2
     first, second = blocks

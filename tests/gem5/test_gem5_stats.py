@@ -49,6 +49,23 @@ def test_region_block_in_the_plugins_summary_keys(system):
     assert s["roi.mem.dram.energy_nj"] == pytest.approx(4415 * 512 * 0.1)
     assert s["roi.l1d.misses"] >= 16619  # core 0's L1D alone
     assert imported["roi"]["end_tick"] - imported["roi"]["begin_tick"] == 3076031500
+    assert s["roi.time.modelled_ns"] == pytest.approx(3076031.5)  # ticks are picoseconds
+    assert not any(".phase" in key for key in s)  # this run's roi.json has no phase marks
+
+
+def test_phase_times_sum_each_phases_intervals_up_to_the_regions_end(system, tmp_path):
+    roi = json.loads((DATA / "roi.json").read_text())
+    begin = roi["begin_tick"]
+    # serialprobe's order: phase 1, barrier (0), phase 2, barrier (0), then the region ends.
+    roi["phases"] = [{"phase": 1, "tick": begin + 1000}, {"phase": 0, "tick": begin + 501000},
+                     {"phase": 2, "tick": begin + 503000},
+                     {"phase": 0, "tick": roi["end_tick"] - 4000}]
+    (tmp_path / "roi.json").write_text(json.dumps(roi))
+    s = stats.import_run(DATA / "stats.txt", tmp_path / "roi.json", system)["summary"]
+    assert s["roi.phase1.time.modelled_ns"] == pytest.approx(500.0)
+    assert s["roi.phase0.time.modelled_ns"] == pytest.approx(2.0 + 4.0)
+    assert s["roi.phase2.time.modelled_ns"] == pytest.approx(
+        (roi["end_tick"] - 4000 - begin - 503000) / 1000)
 
 
 def test_a_region_that_never_ended_is_an_error(system, tmp_path):

@@ -22,6 +22,9 @@
 #define M5_WORK_BEGIN 0x5a
 #define M5_WORK_END 0x5b
 
+/* Work ids of work-begin: 0 opens the region of interest, this + k starts its phase k. */
+#define MANYLAB_GEM5_PHASE_WORK_ID 0x100
+
 #define MANYLAB_GEM5_STR2(x) #x
 #define MANYLAB_GEM5_STR(x) MANYLAB_GEM5_STR2(x)
 

@@ -13,7 +13,9 @@
  * Under gem5 (the guest's init exports MANYLAB_GEM5=1 when the kernel command line holds
  * manylab.backend=gem5) region 0's begin and end also issue gem5's work-begin/work-end
  * pseudo-instructions (manylab_gem5.h), which the lab's gem5 scripts turn into a switch to the
- * detailed CPU and a statistics reset and dump. The check is one load outside the marker.
+ * detailed CPU and a statistics reset and dump; a phase marker issues work-begin with work id
+ * MANYLAB_GEM5_PHASE_WORK_ID + k, whose tick the gem5 scripts record as phase k's start. The
+ * check is one load outside the marker.
  * Outside them too, region 0's edges snapshot kernel counters (manylab_kstats.h).
  */
 #ifndef MANYLAB_ROI_H
@@ -62,7 +64,13 @@
 			manylab_kstats("roi_end");      \
 	} while (0)
 /* Start of named phase n (0..255) inside the current region. */
-#define manylab_roi_phase(n) MANYLAB_ROI_MARK(MANYLAB_ROI_OP_PHASE, n)
+#define manylab_roi_phase(n)                                                      \
+	do {                                                                      \
+		if (manylab_gem5_enabled())                                       \
+			manylab_gem5_op(M5_WORK_BEGIN,                            \
+					MANYLAB_GEM5_PHASE_WORK_ID + (n), 0);     \
+		MANYLAB_ROI_MARK(MANYLAB_ROI_OP_PHASE, n);                        \
+	} while (0)
 
 /* A marker whose number is known only at run time, 0..16 (others: no marker). */
 #define MANYLAB_ROI_MARK_AT(op, k)                     \
@@ -92,6 +100,8 @@
 /* Phase k, k known only at run time (0..16). */
 static inline void manylab_roi_phase_at(int k)
 {
+	if (manylab_gem5_enabled() && k >= 0 && k <= 16)
+		manylab_gem5_op(M5_WORK_BEGIN, MANYLAB_GEM5_PHASE_WORK_ID + k, 0);
 	MANYLAB_ROI_MARK_AT(MANYLAB_ROI_OP_PHASE, k);
 }
 

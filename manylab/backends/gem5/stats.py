@@ -2,7 +2,10 @@
 reports and comparisons read both tiers the same way.
 
 The region of interest is the statistics block dumped at the workload's work-end
-(gem5-configs/run_point.py: block 0 = boot, 1 = region, 2 = the rest).
+(gem5-configs/run_point.py: block 0 = boot, 1 = region, 2 = the rest). Its phases are times
+only: roi.json holds the tick of each phase marker, and phase k's time is the sum of the
+intervals from a phase-k marker to the next marker or the region's end, as the plugin sums a
+phase that opens again.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ BEGIN = "---------- Begin Simulation Statistics ----------"
 END = "---------- End Simulation Statistics   ----------"
 LINE_BYTES = 64
 RUBY = "board.cache_hierarchy.ruby_system"
+TICKS_PER_SECOND = 1e12  # gem5's default tick, 1 ps
 
 
 def parse(text: str) -> list[dict[str, float]]:
@@ -117,6 +121,17 @@ def summary(block: dict[str, float], system: dict[str, Any], prefix: str) -> dic
     return out
 
 
+def phase_times(roi: dict[str, Any], ticks_per_second: float) -> dict[str, float]:
+    """`roi.phase<k>.time.modelled_ns` of every phase the region's markers opened."""
+    marks = sorted((int(m["tick"]), int(m["phase"])) for m in roi.get("phases", []))
+    edges = [tick for tick, _ in marks[1:]] + [int(roi["end_tick"])] if marks else []
+    out: dict[str, float] = {}
+    for (start, phase), end in zip(marks, edges, strict=True):
+        key = f"roi.phase{phase}.time.modelled_ns"
+        out[key] = out.get(key, 0.0) + (end - start) / ticks_per_second * 1e9
+    return out
+
+
 def _controllers(system: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
     """Memory controller index -> its region, in the order gem5-configs creates them
     (board.memory.mem_ctrl0, 1, ...: regions in address order, channels within each)."""
@@ -151,12 +166,19 @@ def import_run(stats_txt: Path, roi_json: Path, system: dict[str, Any],
     if roi.get("end_tick") is None or index >= len(blocks):
         raise LabError(f"{stats_txt}: the region of interest has no statistics block "
                        f"(found {len(blocks)} blocks; the region did not end)")
+    block = blocks[index]
+    figures = summary(block, system, "roi")
+    ticks_per_second = block.get("simFreq", TICKS_PER_SECOND)
+    # From the ticks: stats.txt rounds simSeconds to microseconds.
+    figures["roi.time.modelled_ns"] = (int(roi["end_tick"]) - int(roi["begin_tick"])) / \
+        ticks_per_second * 1e9
+    figures.update(phase_times(roi, ticks_per_second))
     return {
         "schema": STATS_SCHEMA,
         "tool": {"name": "gem5", "version": version},
         "source": "gem5",
-        "summary": summary(blocks[index], system, "roi"),
+        "summary": figures,
         "roi": {"begin_tick": roi["begin_tick"], "end_tick": roi["end_tick"],
-                "cpu": roi.get("roi_cpu")},
+                "cpu": roi.get("roi_cpu"), "phases": roi.get("phases", [])},
         "gem5_roi_block": blocks[index],
     }
