@@ -132,3 +132,13 @@ def test_a_stack_applies_each_series_in_order_with_its_config(patches_root):
 def test_a_bad_stack_is_refused_with_its_reason(variant, message):
     with pytest.raises(LabError, match=message):
         kernel.variant_layers(variant)
+
+
+def test_x86_boots_the_pvh_vmlinux_unless_the_kernel_has_kasan(tmp_path: Path):
+    for name in ("vmlinux", "bzImage", "System.map"):
+        (tmp_path / name).write_bytes(b"")
+    (tmp_path / "config").write_text("CONFIG_SMP=y\n# CONFIG_KASAN is not set\n")
+    assert kernel.artifacts_in(tmp_path, "k").boot_image == tmp_path / "vmlinux"
+    (tmp_path / "config").write_text("CONFIG_SMP=y\nCONFIG_KASAN=y\n")
+    assert kernel.artifacts_in(tmp_path, "k").boot_image == tmp_path / "bzImage"
+    assert kernel.artifacts_in(tmp_path, "k").vmlinux == tmp_path / "vmlinux"
