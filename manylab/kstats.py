@@ -3,9 +3,10 @@ them before and after the workload (labels `before`, `after`), and the workloads
 region 0 (`roi_begin`, `roi_end`, workloads/include/manylab_kstats.h). A point keeps the
 snapshots (kstats.json) and their differences: the table's `kstat.run.*` and `kstat.roi.*`.
 
-Groups: `vmstat` (/proc/vmstat), `ldu` (debugfs ldu/stats, "name value" lines, LDU kernels)
-and `finer_lru` (debugfs finer_lru/batches, FinerLRU kernels with CONFIG_DEBUG_FS). The run
-script's setup mounts debugfs unless it is mounted already; its snapshot uses shell builtins
+Groups: `vmstat` (/proc/vmstat), `ldu` (debugfs ldu/stats, "name value" lines, LDU kernels),
+`hybrid_pcm` (debugfs hybrid_pcm/stats, the same format, hybrid-pcm kernels: pages placed and
+promoted) and `finer_lru` (debugfs finer_lru/batches, FinerLRU kernels with CONFIG_DEBUG_FS).
+The run script's setup mounts debugfs unless it is mounted already; its snapshot uses shell builtins
 only: a forked program would fork, map and exit between the reads, which is rmap and page
 traffic the counters would then count.
 """
@@ -20,6 +21,7 @@ SPANS = {"run": ("before", "after"), "roi": ("roi_begin", "roi_end")}
 LABELS = tuple(label for pair in SPANS.values() for label in pair)
 FINER_LRU_BATCHES = "/sys/kernel/debug/finer_lru/batches"
 LDU_STATS = "/sys/kernel/debug/ldu/stats"
+HYBRID_PCM_STATS = "/sys/kernel/debug/hybrid_pcm/stats"
 
 # Values that are levels, not event counts: the table shows them as read after the workload.
 # /proc/vmstat's nr_* items are levels except these event counts (Linux 6.1 mm/vmstat.c:
@@ -48,6 +50,13 @@ manylab_kstats() {
 		[ -n "$_ks" ] && echo "MANYLAB-KSTATS $1 ldu {${_ks#,}}"
 	fi
 	_ks=""
+	if [ -r HYBRID_PCM_STATS ]; then
+		while read -r _ks_k _ks_v; do
+			_ks="$_ks,\"$_ks_k\":$_ks_v"
+		done < HYBRID_PCM_STATS
+		[ -n "$_ks" ] && echo "MANYLAB-KSTATS $1 hybrid_pcm {${_ks#,}}"
+	fi
+	_ks=""
 	if [ -r FINER_LRU_BATCHES ]; then
 		while read -r _ks_k _ks_b _ks_l _ks_n; do
 			[ "$_ks_k" = kind ] && continue
@@ -66,6 +75,7 @@ manylab_kstats_end() {
 	manylab_kstats after
 }
 """.replace("FINER_LRU_BATCHES", FINER_LRU_BATCHES).replace("LDU_STATS", LDU_STATS) \
+    .replace("HYBRID_PCM_STATS", HYBRID_PCM_STATS) \
     .replace("HELD", HELD)
 
 

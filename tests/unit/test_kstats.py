@@ -108,6 +108,24 @@ def test_guest_snapshot_reads_ldus_debugfs_stats_lines(tmp_path):
                                                 "queued": -2, "resched": 3}
 
 
+@pytest.mark.skipif(shutil.which("busybox") is None, reason="busybox (busybox-static) missing")
+def test_guest_snapshot_reads_hybrid_pcms_debugfs_stats_lines(tmp_path):
+    stats = tmp_path / "hybrid-pcm-stats"
+    stats.write_text("placed 900\nfallback 12\nforeground 300\nbackground 612\n"
+                     "promote_success 7\npromote_fail 1\n")
+    script = tmp_path / "run.sh"
+    lines = "\n".join(kstats.script_lines()).replace(kstats.HELD, str(tmp_path / "held"))
+    script.write_text(lines.replace(kstats.HYBRID_PCM_STATS, str(stats)) + "\nexit 0\n")
+    done = subprocess.run(["busybox", "sh", str(script)], capture_output=True, text=True,
+                          check=True)
+    console = ConsoleState()
+    for line in done.stdout.splitlines():
+        console.feed(line)
+    assert console.bad_kstats == 0
+    assert console.kstats["after"]["hybrid_pcm"]["promote_success"] == 7
+    assert "ldu" not in console.kstats["after"]  # no LDU kernel: no ldu group
+
+
 HARNESS = r"""
 #include "manylab_kstats.h"
 int main(int argc, char **argv)

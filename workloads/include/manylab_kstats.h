@@ -4,8 +4,9 @@
  * manylab_roi_end(0) print one console line per group,
  *   MANYLAB-KSTATS <label> <group> {"name":value,...}
  * with label roi_begin or roi_end and group vmstat (/proc/vmstat), ldu (debugfs ldu/stats,
- * LDU kernels) or finer_lru (debugfs finer_lru/batches, FinerLRU kernels), read when debugfs
- * is mounted (the run script mounts it). The lab stores the differences beside the plugin's ROI
+ * LDU kernels), hybrid_pcm (debugfs hybrid_pcm/stats, hybrid-pcm kernels) or finer_lru
+ * (debugfs finer_lru/batches, FinerLRU kernels), read when debugfs is mounted (the run script
+ * mounts it). The lab stores the differences beside the plugin's ROI
  * figures (manylab/kstats.py).
  *
  * Only open, read and write, into static and stack buffers: malloc may map memory,
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #define MANYLAB_KSTATS_LDU "/sys/kernel/debug/ldu/stats"
+#define MANYLAB_KSTATS_HYBRID_PCM "/sys/kernel/debug/hybrid_pcm/stats"
 #define MANYLAB_KSTATS_FINER_LRU "/sys/kernel/debug/finer_lru/batches"
 #define MANYLAB_KSTATS_LINE_MAX 16384
 
@@ -90,7 +92,7 @@ static inline void manylab_kstats_write(const char *text, size_t len)
 /* Ends the line; holds it (hold) or writes it after every line held so far. */
 static inline void manylab_kstats_finish(struct manylab_kstats_line *line, int hold)
 {
-	static char held[3 * MANYLAB_KSTATS_LINE_MAX];
+	static char held[4 * MANYLAB_KSTATS_LINE_MAX];
 	static size_t held_len;
 
 	line->text[line->len++] = '}';
@@ -149,6 +151,11 @@ static inline void manylab_kstats(const char *label)
 	fflush(stdout);
 	if (manylab_kstats_read(MANYLAB_KSTATS_LDU, text, sizeof(text)) > 0) {
 		manylab_kstats_start(&line, label, "ldu");
+		manylab_kstats_table(&line, text, NULL);
+		manylab_kstats_finish(&line, hold);
+	}
+	if (manylab_kstats_read(MANYLAB_KSTATS_HYBRID_PCM, text, sizeof(text)) > 0) {
+		manylab_kstats_start(&line, label, "hybrid_pcm");
 		manylab_kstats_table(&line, text, NULL);
 		manylab_kstats_finish(&line, hold);
 	}
