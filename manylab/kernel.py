@@ -257,7 +257,7 @@ def artifacts_in(directory: Path, key: str) -> KernelArtifacts:
 
 
 def _has_kasan(config: Path) -> bool:
-    return config.is_file() and "CONFIG_KASAN=y" in config.read_text().splitlines()
+    return config.is_file() and requested_options(config.read_text()).get("CONFIG_KASAN") == "y"
 
 
 def cached(inputs: KernelInputs) -> KernelArtifacts | None:

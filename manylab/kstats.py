@@ -41,21 +41,18 @@ GUEST_FUNCTIONS = r"""manylab_kstats_setup() {
 	done < /proc/mounts
 	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 }
+manylab_kstats_pairs() {
+	_ks=""
+	[ -r "$3" ] || return 0
+	while read -r _ks_k _ks_v; do
+		_ks="$_ks,\"$_ks_k\":$_ks_v"
+	done < "$3"
+	[ -n "$_ks" ] && echo "MANYLAB-KSTATS $1 $2 {${_ks#,}}"
+	return 0
+}
 manylab_kstats() {
-	_ks=""
-	if [ -r LDU_STATS ]; then
-		while read -r _ks_k _ks_v; do
-			_ks="$_ks,\"$_ks_k\":$_ks_v"
-		done < LDU_STATS
-		[ -n "$_ks" ] && echo "MANYLAB-KSTATS $1 ldu {${_ks#,}}"
-	fi
-	_ks=""
-	if [ -r HYBRID_PCM_STATS ]; then
-		while read -r _ks_k _ks_v; do
-			_ks="$_ks,\"$_ks_k\":$_ks_v"
-		done < HYBRID_PCM_STATS
-		[ -n "$_ks" ] && echo "MANYLAB-KSTATS $1 hybrid_pcm {${_ks#,}}"
-	fi
+	manylab_kstats_pairs "$1" ldu LDU_STATS
+	manylab_kstats_pairs "$1" hybrid_pcm HYBRID_PCM_STATS
 	_ks=""
 	if [ -r FINER_LRU_BATCHES ]; then
 		while read -r _ks_k _ks_b _ks_l _ks_n; do

@@ -70,17 +70,28 @@ def test_table_has_the_workloads_kernel_counter_changes(tmp_path):
     assert list(df["kstat.roi.ldu.fence"].fillna(-1)) == [5, -1]
 
 
-@pytest.mark.skipif(shutil.which("busybox") is None, reason="busybox (busybox-static) missing")
-def test_guest_snapshot_runs_in_busybox_sh_and_keeps_the_scripts_exit_status(tmp_path):
-    script = tmp_path / "run.sh"
+def run_snapshot_script(tmp_path: Path, workload: str, files: dict[str, Path] | None = None
+                        ) -> tuple[subprocess.CompletedProcess[str], ConsoleState]:
+    """The run script's snapshot lines around `workload` in busybox sh, its held file in
+    tmp_path and each guest path of `files` replaced by its host file; the output fed to a
+    console."""
     lines = "\n".join(kstats.script_lines()).replace(kstats.HELD, str(tmp_path / "held"))
-    script.write_text(lines + "\necho work\nexit 3\n")
+    for guest, host in (files or {}).items():
+        lines = lines.replace(guest, str(host))
+    script = tmp_path / "run.sh"
+    script.write_text(lines + "\n" + workload)
     done = subprocess.run(["busybox", "sh", str(script)], capture_output=True, text=True,
                           check=False)
-    assert done.returncode == 3
     console = ConsoleState()
     for line in done.stdout.splitlines():
         console.feed(line)
+    return done, console
+
+
+@pytest.mark.skipif(shutil.which("busybox") is None, reason="busybox (busybox-static) missing")
+def test_guest_snapshot_runs_in_busybox_sh_and_keeps_the_scripts_exit_status(tmp_path):
+    done, console = run_snapshot_script(tmp_path, "echo work\nexit 3\n")
+    assert done.returncode == 3
     assert console.bad_kstats == 0
     assert set(console.kstats) == {"before", "after"}
     assert "pgfault" in console.kstats["after"]["vmstat"]  # the host's /proc/vmstat
@@ -94,14 +105,8 @@ def test_guest_snapshot_runs_in_busybox_sh_and_keeps_the_scripts_exit_status(tmp
 def test_guest_snapshot_reads_ldus_debugfs_stats_lines(tmp_path):
     stats = tmp_path / "ldu-stats"
     stats.write_text("push 41\nfence 0\ndequeue 43\nqueued -2\nresched 3\n")
-    script = tmp_path / "run.sh"
-    lines = "\n".join(kstats.script_lines()).replace(kstats.HELD, str(tmp_path / "held"))
-    script.write_text(lines.replace(kstats.LDU_STATS, str(stats)) + "\nexit 0\n")
-    done = subprocess.run(["busybox", "sh", str(script)], capture_output=True, text=True,
-                          check=True)
-    console = ConsoleState()
-    for line in done.stdout.splitlines():
-        console.feed(line)
+    done, console = run_snapshot_script(tmp_path, "exit 0\n", {kstats.LDU_STATS: stats})
+    assert done.returncode == 0
     assert console.bad_kstats == 0
     for label in ("before", "after"):
         assert console.kstats[label]["ldu"] == {"push": 41, "fence": 0, "dequeue": 43,
@@ -113,14 +118,9 @@ def test_guest_snapshot_reads_hybrid_pcms_debugfs_stats_lines(tmp_path):
     stats = tmp_path / "hybrid-pcm-stats"
     stats.write_text("placed 900\nfallback 12\nforeground 300\nbackground 612\n"
                      "promote_success 7\npromote_fail 1\n")
-    script = tmp_path / "run.sh"
-    lines = "\n".join(kstats.script_lines()).replace(kstats.HELD, str(tmp_path / "held"))
-    script.write_text(lines.replace(kstats.HYBRID_PCM_STATS, str(stats)) + "\nexit 0\n")
-    done = subprocess.run(["busybox", "sh", str(script)], capture_output=True, text=True,
-                          check=True)
-    console = ConsoleState()
-    for line in done.stdout.splitlines():
-        console.feed(line)
+    done, console = run_snapshot_script(tmp_path, "exit 0\n",
+                                        {kstats.HYBRID_PCM_STATS: stats})
+    assert done.returncode == 0
     assert console.bad_kstats == 0
     assert console.kstats["after"]["hybrid_pcm"]["promote_success"] == 7
     assert "ldu" not in console.kstats["after"]  # no LDU kernel: no ldu group

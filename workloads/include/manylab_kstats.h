@@ -144,29 +144,25 @@ static inline void manylab_kstats_table(struct manylab_kstats_line *line, char *
 static inline void manylab_kstats(const char *label)
 {
 	static const char *const batch_columns[] = { "batches", "locks", "folios", NULL };
+	static const struct {
+		const char *path, *group;
+		const char *const *columns;	/* NULL: "name value" lines */
+	} groups[] = {
+		{ MANYLAB_KSTATS_LDU, "ldu", NULL },
+		{ MANYLAB_KSTATS_HYBRID_PCM, "hybrid_pcm", NULL },
+		{ MANYLAB_KSTATS_FINER_LRU, "finer_lru", batch_columns },
+		{ "/proc/vmstat", "vmstat", NULL },
+	};
 	struct manylab_kstats_line line;
 	char text[16384];
 	int hold = !strcmp(label, "roi_begin");
 
 	fflush(stdout);
-	if (manylab_kstats_read(MANYLAB_KSTATS_LDU, text, sizeof(text)) > 0) {
-		manylab_kstats_start(&line, label, "ldu");
-		manylab_kstats_table(&line, text, NULL);
-		manylab_kstats_finish(&line, hold);
-	}
-	if (manylab_kstats_read(MANYLAB_KSTATS_HYBRID_PCM, text, sizeof(text)) > 0) {
-		manylab_kstats_start(&line, label, "hybrid_pcm");
-		manylab_kstats_table(&line, text, NULL);
-		manylab_kstats_finish(&line, hold);
-	}
-	if (manylab_kstats_read(MANYLAB_KSTATS_FINER_LRU, text, sizeof(text)) > 0) {
-		manylab_kstats_start(&line, label, "finer_lru");
-		manylab_kstats_table(&line, text, batch_columns);
-		manylab_kstats_finish(&line, hold);
-	}
-	if (manylab_kstats_read("/proc/vmstat", text, sizeof(text)) > 0) {
-		manylab_kstats_start(&line, label, "vmstat");
-		manylab_kstats_table(&line, text, NULL);
+	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
+		if (manylab_kstats_read(groups[i].path, text, sizeof(text)) <= 0)
+			continue;
+		manylab_kstats_start(&line, label, groups[i].group);
+		manylab_kstats_table(&line, text, groups[i].columns);
 		manylab_kstats_finish(&line, hold);
 	}
 	if (!hold)

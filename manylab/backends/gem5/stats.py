@@ -180,5 +180,5 @@ def import_run(stats_txt: Path, roi_json: Path, system: dict[str, Any],
         "summary": figures,
         "roi": {"begin_tick": roi["begin_tick"], "end_tick": roi["end_tick"],
                 "cpu": roi.get("roi_cpu"), "phases": roi.get("phases", [])},
-        "gem5_roi_block": blocks[index],
+        "gem5_roi_block": block,
     }
