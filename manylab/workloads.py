@@ -132,6 +132,16 @@ REGISTRY: dict[str, Workload] = {w.name: w for w in (
         "min_file_checks": Arg(int, doc="run past duration (up to 10x) until N conclusive "
                                "truncation checks"),
     }),
+    Workload("umountrace", "file mappings unmapped right before their tmpfs is unmounted: "
+             "worker processes loop mount / map MAP_SHARED, write, check / unmap / umount "
+             "(the LDU timed drain against umount's inode eviction); fails on a failed call "
+             "or a wrong page, the kernel's side shows on the console", {
+        "workers": Arg(int, doc="worker processes, one mount point each ('{vcpus}' = one "
+                       "per vCPU; default one per CPU)"),
+        "duration": Arg(int, doc="seconds"),
+        "files": Arg(int, doc="files per mount"), "pages": Arg(int, doc="pages per file"),
+        "fork": Arg(bool, doc="a child maps each file too and exits before the unmap"),
+    }),
     Workload("forkbench", "fork-intensive rates: AIM7-multiuser-like mix or lmbench-like "
              "process creation", {
         "mode": Arg(str, ("fork", "exec", "aim7")), "workers": Arg(int), "duration": Arg(int),

@@ -3,12 +3,13 @@
 #
 # Boots the ldu kernel with the lab's debug fragment (lockdep, DEBUG_VM,
 # DEBUG_LIST, KFENCE, SLUB_DEBUG) again and again, each time running
-# forkstress with a different seed and parameter mix under the LDU modes
+# the workload (forkstress by default; umountrace for the timed drain
+# against umount) with a different seed and parameter mix under the LDU modes
 # in SOAK_MODE (by default alternating ldu=global and ldu=percpu, the
 # global-queue and per-CPU-queue variants), and stops at the first failure.  A round fails if forkstress does not
 # print "verified": true, if the guest does not finish, or if the console
 # shows a kernel report (BUG, WARNING, lockdep, KFENCE, KASAN, slub
-# corruption, soft lockup, hung task, Oops, panic).
+# corruption, busy inodes after unmount, soft lockup, hung task, Oops, panic).
 #
 # Two ways to boot:
 #   lab    (default when the lab CLI exists): manylab boot --variant ldu
@@ -23,10 +24,19 @@
 #   SOAK_METHOD   lab | manual (default: lab if .venv/bin/manylab exists)
 #   SOAK_VCPUS    guest vCPUs (default 8)
 #   SOAK_MEMORY   guest memory in MiB (default 1024)
-#   SOAK_SECONDS  forkstress duration per round (default 120)
+#   SOAK_SECONDS  workload duration per round (default 120)
+#   SOAK_WORKLOAD forkstress (default: fork/exec/exit storms under memory
+#                 pressure) | umountrace (tmpfs mounts whose shared file
+#                 mappings are unmapped right before umount; the timed
+#                 drain runs every SOAK_INTERVAL_MS)
+#   SOAK_INTERVAL_MS  drain_interval_ms set in the guest before the workload
+#                 (default: 1 for umountrace, the kernel's own otherwise)
+#   SOAK_FRAGMENTS lab method: config fragments (default "debug"; "kasan debug"
+#                 adds generic KASAN, a separate cold build of about 20 minutes)
 #   SOAK_MODE     ldu= boot modes, rotated round by round (default
 #                 "global percpu"; off soaks the stock path)
-#   SOAK_VARIANT  lab method: kernel variant (default ldu; e.g. ldu+ldu-authors)
+#   SOAK_VARIANT  lab method: kernel variant (default ldu; e.g. ldu+ldu-authors,
+#                 ldu+ldu-race-window)
 #   SOAK_CMDLINE  extra kernel parameters for every round (e.g. ldu_design=authors)
 #   SOAK_LOCKSTEP lab method: 1 = instruction time (icount, the lab's default quantum), where
 #                 SOAK_SECONDS counts 10^9 instructions of the whole guest per second;
@@ -56,13 +66,23 @@ if [ -z "${SOAK_METHOD:-}" ]; then
 	if [ -x "$lab" ]; then SOAK_METHOD=lab; else SOAK_METHOD=manual; fi
 fi
 variant=${SOAK_VARIANT:-ldu}
+workload=${SOAK_WORKLOAD:-forkstress}
+case $workload in
+forkstress) interval=${SOAK_INTERVAL_MS:-} ;;
+umountrace) interval=${SOAK_INTERVAL_MS:-1} ;;
+*)
+	echo "soak-ldu.sh: SOAK_WORKLOAD must be forkstress or umountrace, got '$workload'" >&2
+	exit 2 ;;
+esac
+fragments=
+for f in ${SOAK_FRAGMENTS:-debug}; do fragments="$fragments --fragment $f"; done
 extra=${SOAK_CMDLINE:-}
 if [ "${SOAK_LOCKSTEP:-0}" = 1 ]; then free=; else free=--free-running; fi
 kernel=${SOAK_KERNEL:-/work/kwork/ldu-build-x86/vmlinux}
 mkdir -p "$out"
 
 # Kernel reports that fail a round.
-bad='BUG:|WARNING:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|DEBUG_LOCKS_WARN_ON|lock held when returning|KFENCE:|KASAN:|UBSAN:|Oops|Kernel panic|general protection fault|soft lockup|hung_task|blocked for more than|list_add corruption|list_del corruption|Redzone|Poison overwritten|Object padding|refcount_t:'
+bad='BUG:|Busy inodes after unmount|WARNING:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|DEBUG_LOCKS_WARN_ON|lock held when returning|KFENCE:|KASAN:|UBSAN:|Oops|Kernel panic|general protection fault|soft lockup|hung_task|blocked for more than|list_add corruption|list_del corruption|Redzone|Poison overwritten|Object padding|refcount_t:'
 
 # Boot mode of round $1: the modes of SOAK_MODE in turn.
 nmodes=$(echo $modes | wc -w)
@@ -87,12 +107,29 @@ params() {
 	3) echo "--workers $vcpus --fanout 16 --depth 1 --anon 512K --file-size 4M --no-exec --zram 128M --hog $((mem / 2))M --compact 1" ;;
 	esac
 }
+umountrace_params() {
+	case $(($1 % 4)) in
+	0) echo "--workers $vcpus --files 2 --pages 4" ;;
+	1) echo "--workers $((vcpus * 2)) --files 1 --pages 1" ;;
+	2) echo "--workers $vcpus --files 4 --pages 16 --fork" ;;
+	3) echo "--workers $((vcpus * 2)) --files 8 --pages 2 --fork" ;;
+	esac
+}
+
+# The guest command of round $1 (work directory $2): the drain interval, then the workload.
+workload_cmd() {
+	[ -z "$interval" ] || printf 'echo %s > /sys/kernel/mm/ldu/drain_interval_ms; ' "$interval"
+	case $workload in
+	forkstress) echo "forkstress --dir $2 --duration $secs --seed $1 $(params "$(mix_of "$1")")" ;;
+	umountrace) echo "umountrace --dir $2 --duration $secs $(umountrace_params "$(mix_of "$1")")" ;;
+	esac
+}
 
 build_manual_initrd() {
 	d=$(mktemp -d)
 	mkdir -p "$d/bin" "$d/proc" "$d/sys" "$d/dev" "$d/tmp" "$d/manylab/bin"
 	cp /bin/busybox "$d/bin/busybox"
-	for w in forkstress forkbench; do
+	for w in forkstress forkbench umountrace; do
 		gcc -static -O2 -I"$here/workloads/include" \
 			-o "$d/manylab/bin/$w" "$here/workloads/$w.c"
 	done
@@ -119,7 +156,7 @@ EOI
 round_manual() {
 	i=$1 log=$2
 	d=$(build_manual_initrd)
-	echo "forkstress --dir /tmp --duration $secs --seed $i $(params "$(mix_of "$i")")" > "$d/cmd"
+	workload_cmd "$i" /tmp > "$d/cmd"
 	(cd "$d" && find . | cpio -o -H newc 2>/dev/null) > "$out/initrd.cpio"
 	rm -rf "$d"
 	timeout $((secs * 6 + 600)) qemu-system-x86_64 -M q35 \
@@ -131,10 +168,10 @@ round_manual() {
 
 round_lab() {
 	i=$1 log=$2
-	"$lab" boot --variant "$variant" --fragment debug --vcpus "$vcpus" $free \
+	"$lab" boot --variant "$variant" $fragments --vcpus "$vcpus" $free \
 		--memory "$mem" --cmdline "ldu=$mode slub_debug=FZPU $extra" \
 		--timeout $((secs * 6 + 600)) -- \
-		"echo MANYLAB-LDU-MODE ldu=\$(cat /sys/kernel/mm/ldu/mode) design=\$(cat /sys/kernel/mm/ldu/design 2>/dev/null); forkstress --dir \$MANYLAB_WORKDIR --duration $secs --seed $i $(params "$(mix_of "$i")"); [ -r /sys/kernel/debug/ldu/stats ] || mount -t debugfs debugfs /sys/kernel/debug; sed 's/^/MANYLAB-LDU-STAT /' /sys/kernel/debug/ldu/stats" \
+		"echo MANYLAB-LDU-MODE ldu=\$(cat /sys/kernel/mm/ldu/mode) design=\$(cat /sys/kernel/mm/ldu/design 2>/dev/null); $(workload_cmd "$i" '$MANYLAB_WORKDIR'); [ -r /sys/kernel/debug/ldu/stats ] || mount -t debugfs debugfs /sys/kernel/debug; sed 's/^/MANYLAB-LDU-STAT /' /sys/kernel/debug/ldu/stats" \
 		> "$log" 2>&1 || true
 }
 
@@ -143,7 +180,7 @@ fails=0
 while [ "$rounds" -eq 0 ] || [ "$i" -le "$rounds" ]; do
 	log=$out/round-$i.log
 	mode=$(mode_of "$i")
-	echo "soak-ldu: round $i ($SOAK_METHOD, ldu=$mode): $(params "$(mix_of "$i")")"
+	echo "soak-ldu: round $i ($SOAK_METHOD, ldu=$mode): $(workload_cmd "$i" DIR)"
 	"round_$SOAK_METHOD" "$i" "$log"
 	if grep -Eq "$bad" "$log"; then
 		echo "soak-ldu: round $i: kernel report on the console:"
@@ -153,7 +190,7 @@ while [ "$rounds" -eq 0 ] || [ "$i" -le "$rounds" ]; do
 		echo "soak-ldu: round $i: guest did not report ldu mode $mode (see $log)"
 		fails=1
 	elif ! grep -q '"verified": true' "$log"; then
-		echo "soak-ldu: round $i: forkstress did not verify (see $log)"
+		echo "soak-ldu: round $i: $workload did not verify (see $log)"
 		grep MANYLAB-RESULT "$log" | head -2
 		fails=1
 	else

@@ -234,14 +234,19 @@ def test_ldu_keeps_the_rmap_walk_order(tmp_path):
     migration and truncation walks, in the interleaving mode (vCPUs switch every 1,000
     instructions, so the races overlap), on two NUMA nodes so that move_pages migrates; any
     missed copy fails the stress.  The stress alone passed 60 s with the LIFO series too: the
-    order check is what fails on it."""
+    order check is what fails on it.  Then #31 item 5's umount race with the timed drain every
+    millisecond: tmpfs mounts whose shared file mappings are unmapped right before umount
+    (its KASAN soak is scripts/soak-ldu.sh with SOAK_WORKLOAD=umountrace); lockdep and the
+    console check watch the kernel's side."""
     script = (LOCKDEP_LIVE + "; echo MANYLAB-RESULT "
               '{\\"mode\\": \\"$(cat /sys/kernel/mm/ldu/mode)\\"}; '
               "echo MANYLAB-RESULT "
               '{\\"order_checks\\": $(dmesg | grep -c \'ldu: order check passed\')}; '
               "ldustress --dir $MANYLAB_WORKDIR --duration 20 --forkers 2 --movers 2 "
               "--min-forks 11 --min-file-checks 6 --min-pages-moved 201; "
-              "rc=$?; " + LDU_STATS + "; exit $rc")
+              "rc=$?; " + DRAIN_EVERY_MS + "; "
+              "umountrace --dir $MANYLAB_WORKDIR --duration 4 --workers 8 --fork || rc=1; "
+              + DRAIN_DEFAULT + "; " + LDU_STATS + "; exit $rc")
     # free-running with the vCPU switch (quantum 1000). Booted: restored from a snapshot, this
     # free-running stress made 4-7x fewer operations than booted (forks 3-7 against 25-28 in
     # 20 s, under the same host load) while a plain fork loop on the same kernel ran at the same
@@ -252,7 +257,7 @@ def test_ldu_keeps_the_rmap_walk_order(tmp_path):
                                    '# node 1: memory only\nsnapshot = "off"\n')
     assert len(runs) == 2
     for params, outputs, _ in runs:
-        lockdep, mode, order_checks, stress, counters = outputs
+        lockdep, mode, order_checks, stress, umount, counters = outputs
         assert lockdep == {"lockdep": True}
         assert params["kernel"]["cmdline"] == f"ldu={mode['mode']}"
         assert order_checks == {"order_checks": 1}
@@ -263,6 +268,8 @@ def test_ldu_keeps_the_rmap_walk_order(tmp_path):
         assert stress["forks"] > 10 and stress["file_checks"] > 5, stress
         assert stress["leftover_entries"] == 0 and stress["hangs"] == 0, stress
         assert counters["push"] > 0 and counters["drain"] > 0, counters
+        assert umount["verified"] is True and umount["cycles"] > 0, umount
+        assert umount["children"] == umount["mappings"] > 0, umount
 
 
 # A small memory cgroup with pinned writers and readers on every vCPU: pwriter's 24 processes

@@ -2,6 +2,7 @@
 argument the lab passes, bad arguments exit 2 without a result line, and its MANYLAB-RESULT line
 parses through the lab's console reader with the fields the reports read."""
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,7 +14,7 @@ from manylab.workloads import REGISTRY
 
 REPO = Path(__file__).resolve().parents[2]
 COMPILED = ("pwriter", "forkbench", "falseshare", "lrustress", "forkstress", "contention",
-            "ldustress", "serialprobe")
+            "ldustress", "serialprobe", "umountrace")
 
 
 @pytest.fixture(scope="module")
@@ -155,6 +156,23 @@ def test_ldustress_races_forks_and_truncation_on_the_host(binaries, tmp_path):
     assert line["leftover_entries"] == 0 and line["hangs"] == 0
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="umountrace mounts tmpfs: needs root")
+def test_umountrace_mounts_maps_and_unmounts_on_the_host(binaries, tmp_path):
+    out = run(binaries["umountrace"], "--dir", str(tmp_path), "--duration", "1",
+              "--workers", "2", "--files", "3", "--pages", "2", "--fork")
+    assert out.returncode == 0, out.stderr
+    (line,) = parsed(out.stdout).results
+    assert line["workload"] == "umountrace" and line["verified"] is True, line
+    assert line["cycles"] > 0 and line["mappings"] == 3 * line["cycles"] == line["children"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # mount points unmounted, removed
+    # a failed call fails the run and is named
+    out = run(binaries["umountrace"], "--dir", str(tmp_path / "missing"), "--duration", "1",
+              "--workers", "1")
+    (line,) = parsed(out.stdout).results
+    assert out.returncode == 1 and line["verified"] is False
+    assert line["failure"].startswith("mkdir") and "missing/m0" in line["failure"], line
+
+
 def test_bad_values_exit_2(binaries):
     assert run(binaries["contention"], "--mode", "spin").returncode == 2
     assert run(binaries["serialprobe"], "--lock", "ticket").returncode == 2
@@ -170,3 +188,5 @@ def test_bad_values_exit_2(binaries):
     assert run(binaries["ldustress"], "--filers", "0", "--min-file-checks", "1").returncode == 2
     assert run(binaries["ldustress"], "--forkers", "0", "--min-forks", "1").returncode == 2
     assert run(binaries["ldustress"], "--movers", "0", "--min-pages-moved", "1").returncode == 2
+    assert run(binaries["umountrace"], "--duration", "1").returncode == 2  # no --dir
+    assert run(binaries["umountrace"], "--dir", "/tmp", "--pages", "0").returncode == 2
