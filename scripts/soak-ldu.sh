@@ -38,6 +38,10 @@
 #   SOAK_VARIANT  lab method: kernel variant (default ldu; e.g. ldu+ldu-authors,
 #                 ldu+ldu-race-window)
 #   SOAK_CMDLINE  extra kernel parameters for every round (e.g. ldu_design=authors)
+#   SOAK_QUANTUM  lab method: guest instructions per vCPU turn (default: the lab's,
+#                 1,000; 0 with a kasan fragment: QEMU's own slices, since a KASAN
+#                 kernel free-running with the 1,000-instruction switch had not
+#                 reached init after 15 minutes, against 10 s on QEMU's slices)
 #   SOAK_LOCKSTEP lab method: 1 = instruction time (icount, the lab's default quantum), where
 #                 SOAK_SECONDS counts 10^9 instructions of the whole guest per second;
 #                 default 0 = free-running (--free-running: host time, more interleavings)
@@ -76,6 +80,11 @@ umountrace) interval=${SOAK_INTERVAL_MS:-1} ;;
 esac
 fragments=
 for f in ${SOAK_FRAGMENTS:-debug}; do fragments="$fragments --fragment $f"; done
+case " ${SOAK_FRAGMENTS:-debug} " in
+*" kasan "*) quantum=${SOAK_QUANTUM:-0} ;;
+*) quantum=${SOAK_QUANTUM:-} ;;
+esac
+[ -z "$quantum" ] || quantum="--quantum $quantum"
 extra=${SOAK_CMDLINE:-}
 if [ "${SOAK_LOCKSTEP:-0}" = 1 ]; then free=; else free=--free-running; fi
 kernel=${SOAK_KERNEL:-/work/kwork/ldu-build-x86/vmlinux}
@@ -168,7 +177,7 @@ round_manual() {
 
 round_lab() {
 	i=$1 log=$2
-	"$lab" boot --variant "$variant" $fragments --vcpus "$vcpus" $free \
+	"$lab" boot --variant "$variant" $fragments --vcpus "$vcpus" $free $quantum \
 		--memory "$mem" --cmdline "ldu=$mode slub_debug=FZPU $extra" \
 		--timeout $((secs * 6 + 600)) -- \
 		"echo MANYLAB-LDU-MODE ldu=\$(cat /sys/kernel/mm/ldu/mode) design=\$(cat /sys/kernel/mm/ldu/design 2>/dev/null); $(workload_cmd "$i" '$MANYLAB_WORKDIR'); [ -r /sys/kernel/debug/ldu/stats ] || mount -t debugfs debugfs /sys/kernel/debug; sed 's/^/MANYLAB-LDU-STAT /' /sys/kernel/debug/ldu/stats" \
