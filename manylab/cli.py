@@ -280,6 +280,10 @@ def _register_extensions(sub: argparse._SubParsersAction) -> None:  # type: igno
         module.register(sub)
 
 
+# Commands that only print a listing to stdout.
+LISTING_COMMANDS = {"plan", "status", "compare"}
+
+
 def _exit_on_sigterm(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -287,6 +291,9 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     args = parser().parse_args(argv)
+    if args.command in LISTING_COMMANDS:
+        # `manylab plan ... | head` ends quietly, as a Unix filter does
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     if args.command == "boot" and args.guest_command[:1] == ["--"]:
         args.guest_command = args.guest_command[1:]
     try:

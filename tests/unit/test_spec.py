@@ -1,4 +1,6 @@
 import json
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -291,3 +293,15 @@ fragments = ["debug"]
 """ + MINIMAL))
     points = plan.points(spec)
     assert [p.config.kernel.variant for p in points] == ["finerlru", "finerlru+ldu"]
+
+
+def test_plan_into_a_closed_pipe_ends_quietly():
+    """`manylab plan spec | head -1`: the listing stops at the closed pipe without a traceback."""
+    repo = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen([sys.executable, "-m", "manylab", "plan", "runs/ldu.toml"],
+                            cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before the child has imported the lab and printed a line
+    stderr = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
