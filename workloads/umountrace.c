@@ -37,6 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "manylab_procs.h"
 #include "manylab_roi.h"
 #include "manylab_util.h"
 
@@ -97,7 +98,7 @@ static int one_file(struct wrec *r, const char *mnt, uint64_t cycle, long k)
 	long len = o.pages * PAGE;
 	unsigned char buf[PAGE], *p;
 	char path[4200];
-	int fd, status;
+	int fd;
 	pid_t pid;
 
 	snprintf(path, sizeof(path), "%s/f%ld", mnt, k);
@@ -117,12 +118,8 @@ static int one_file(struct wrec *r, const char *mnt, uint64_t cycle, long k)
 			return fail(r, "fork", path);
 		if (pid == 0)
 			_exit(child_maps(path, len, pattern(cycle, k, 0)));
-		if (waitpid(pid, &status, 0) != pid)
-			return fail(r, "waitpid", path);
-		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-			errno = EIO;
+		if (manylab_wait_ok(pid))
 			return fail(r, "child mapping", path);
-		}
 		r->children++;
 	}
 	for (long i = 0; i < o.pages; i++) {
@@ -190,30 +187,12 @@ static const struct option long_options[] = {
 
 static int take_option(int option, char *arg)
 {
-	long v;
-
 	switch (option) {
 	case 'd': o.dir = arg; return 0;
-	case 'w':
-		if (manylab_parse_whole(arg, 1, MAX_WORKERS, &v))
-			return manylab_bad_args(usage, "%s: --workers: 1..%d, got '%s'\n", PROG,
-						MAX_WORKERS, arg);
-		o.workers = (int)v;
-		return 0;
-	case 't':
-		if (manylab_parse_whole(arg, 1, 1000000, &v))
-			return manylab_bad_args(usage, "%s: --duration: whole seconds >= 1, got '%s'\n",
-						PROG, arg);
-		o.duration = (double)v;
-		return 0;
-	case 'f':
-		if (manylab_parse_whole(arg, 1, 1024, &o.files))
-			return manylab_bad_args(usage, "%s: --files: 1..1024, got '%s'\n", PROG, arg);
-		return 0;
-	case 'p':
-		if (manylab_parse_whole(arg, 1, 512, &o.pages))
-			return manylab_bad_args(usage, "%s: --pages: 1..512, got '%s'\n", PROG, arg);
-		return 0;
+	case 'w': o.workers = (int)manylab_num_arg(PROG, "--workers", arg, 1, MAX_WORKERS); return 0;
+	case 't': o.duration = (double)manylab_num_arg(PROG, "--duration", arg, 1, 1000000); return 0;
+	case 'f': o.files = manylab_num_arg(PROG, "--files", arg, 1, 1024); return 0;
+	case 'p': o.pages = manylab_num_arg(PROG, "--pages", arg, 1, 512); return 0;
 	case 'F': o.fork_child = 1; return 0;
 	default: return -1;
 	}
@@ -222,7 +201,7 @@ static int take_option(int option, char *arg)
 int main(int argc, char **argv)
 {
 	struct wrec total = { 0 }, r;
-	int results[2], status, bad = 0, reaped = 0;
+	int results[2], bad = 0, reaped = 0, started = 0;
 	double t0, t1, deadline;
 	pid_t *pids;
 
@@ -233,8 +212,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (o.workers == -1)
-		o.workers = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	o.workers = manylab_worker_count(o.workers, MAX_WORKERS);
 	pids = calloc((size_t)o.workers, sizeof(*pids));
 	if (!pids || pipe2(results, O_CLOEXEC)) {
 		fprintf(stderr, "%s: %s\n", PROG, strerror(errno));
@@ -254,6 +232,7 @@ int main(int argc, char **argv)
 			close(results[0]);
 			worker_main(i, results[1], deadline);
 		}
+		started++;
 	}
 	close(results[1]);
 	while (manylab_read_all(results[0], &r, sizeof(r)) == 0) {
@@ -264,10 +243,8 @@ int main(int argc, char **argv)
 			memcpy(total.failure, r.failure, sizeof(r.failure));
 		reaped++;
 	}
-	for (int i = 0; i < o.workers && pids[i] > 0; i++)
-		if (waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) ||
-		    WEXITSTATUS(status))
-			bad = 1;
+	if (manylab_reap(pids, started))
+		bad = 1;
 	t1 = manylab_now();
 	manylab_roi_end(0);
 	if (reaped != o.workers || total.failure[0] || !total.cycles)
