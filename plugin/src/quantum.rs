@@ -51,6 +51,16 @@ impl QuantumUnit {
     }
 }
 
+/// The turn that follows one a block overran by `overrun` units: `turn` less the overrun
+/// (modulo a turn), so a vCPU's turns end where its own count crosses multiples of the turn
+/// and a phase once given (`first_turn`) stays, however much one block costs.
+pub fn next_turn(turn: u64, overrun: u64) -> u64 {
+    if turn == 0 {
+        return 0;
+    }
+    turn - overrun % turn
+}
+
 /// The first turn of `vcpu` in the regions, `turn` units long at most: the whole turn for
 /// seed 0, else 1 to `turn` units drawn from the seed and the vCPU's index (splitmix64), so
 /// the vCPUs start the region at other phases of their turns.
@@ -100,6 +110,47 @@ mod tests {
         assert_eq!(turn_insts(c, 1000, 0, 0.125, 1.0), 8000);
         assert!(QuantumUnit::parse("ticks").unwrap_err().contains("quantum_unit"));
         assert_eq!(QuantumUnit::parse("cycles").unwrap().name(), "cycles");
+    }
+
+    #[test]
+    fn an_overrun_is_taken_from_the_next_turn_modulo_a_turn() {
+        assert_eq!(next_turn(1000, 0), 1000);
+        assert_eq!(next_turn(1000, 1), 999);
+        assert_eq!(next_turn(1000, 999), 1);
+        // a block of 2.5 turns past the boundary: the next turn ends at the next boundary
+        assert_eq!(next_turn(1000, 2500), 500);
+        assert_eq!(next_turn(1000, 3000), 1000);
+        assert_eq!(next_turn(0, 7), 0);
+    }
+
+    /// The instruction counts at which a vCPU yields: blocks of `costs` (cycled), a first turn
+    /// of `first`, then turns of `turn` with the overrun carried.
+    fn yields(costs: &[u64], first: u64, turn: u64, n: usize) -> Vec<u64> {
+        let (mut left, mut at, mut out) = (first, 0, Vec::new());
+        for &cost in costs.iter().cycle() {
+            at += 1;
+            if left > cost {
+                left -= cost;
+            } else {
+                out.push(at);
+                if out.len() == n {
+                    return out;
+                }
+                left = next_turn(turn, cost - left);
+            }
+        }
+        unreachable!()
+    }
+
+    #[test]
+    fn a_block_dearer_than_any_first_turn_does_not_erase_the_phase() {
+        // one block of 850 then nine of 100 (cycles, turns of 1000). Both cut first turns end
+        // in the dear block; had the next turn been whole, both would then yield at blocks 11,
+        // 21, 31, ... (as the whole first turn would from block 11 on).
+        let costs = [850, 100, 100, 100, 100, 100, 100, 100, 100, 100];
+        assert_eq!(yields(&costs, 300, 1000, 4), [1, 6, 11, 18]); // 550 over: next turn 450
+        assert_eq!(yields(&costs, 800, 1000, 4), [1, 11, 13, 21]); // 50 over: next turn 950
+        assert_eq!(yields(&costs, 1000, 1000, 4), [3, 11, 15, 21]);
     }
 
     #[test]

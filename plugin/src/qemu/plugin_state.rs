@@ -10,6 +10,7 @@ use qemu_plugin_sys::*;
 use crate::args::{Config, RoiGate};
 use crate::coherence::Machine;
 use crate::params::Params;
+use crate::quantum::next_turn;
 use crate::report::Interleave;
 use crate::roi::{Isa, Regions, Sample};
 use crate::stats::Stats;
@@ -184,20 +185,21 @@ impl Plugin {
         if left > n {
             c.turn_left.store(left - n, Relaxed);
         } else {
-            self.yield_vcpu(c, quantum, inside);
+            self.yield_vcpu(c, quantum, inside, n - left);
         }
     }
 
-    /// Starts the vCPU's next turn (short if it touched other caches' lines in this one) and
-    /// makes it yield: `qemu_plugin_update_ns` queues work on the running vCPU and kicks it, so
+    /// Starts the vCPU's next turn (short if it touched other caches' lines in this one; less
+    /// the `overrun` of the block that ended this one, `quantum::next_turn`) and makes it
+    /// yield: `qemu_plugin_update_ns` queues work on the running vCPU and kicks it, so
     /// single-threaded TCG leaves it at the next block and runs the next vCPU. Under TCG the
     /// call cannot move the virtual clock; the kick is what is wanted.
     #[inline(never)]
-    pub(super) fn yield_vcpu(&self, c: &VcpuCounters, quantum: u64, inside: bool) {
+    pub(super) fn yield_vcpu(&self, c: &VcpuCounters, quantum: u64, inside: bool, overrun: u64) {
         let shared = self.config.quantum_shared;
         let short = inside && shared > 0 && c.touched_remote.swap(false, Relaxed);
         let unit = self.config.quantum_unit;
-        c.turn_left.store(unit.turn(if short { shared } else { quantum }), Relaxed);
+        c.turn_left.store(next_turn(unit.turn(if short { shared } else { quantum }), overrun), Relaxed);
         bump(&c.switches, 1);
         if !inside {
             bump(&c.switches_outside, 1);
