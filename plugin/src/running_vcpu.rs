@@ -25,6 +25,26 @@ impl BaseTable {
         self.vcpus.push(vcpu);
     }
 
+    /// The vCPU whose per-CPU base is `base`. A new base is learned with the CPU number `read`
+    /// finds at it; with no `cpu_number` symbol to read (`by_symbol` false) bases are numbered
+    /// in the order they appear. A read that fails learns nothing and gives `None`: on arm64
+    /// `cpu_number` cannot be read from user mode, where a restored guest may run first, and
+    /// numbering that base by its order would give it another vCPU's number for the whole run.
+    pub fn resolve(
+        &mut self,
+        base: u64,
+        by_symbol: bool,
+        max_vcpus: usize,
+        read: impl FnOnce() -> Option<u32>,
+    ) -> Option<u32> {
+        if let Some(v) = self.lookup(base) {
+            return Some(v);
+        }
+        let v = if by_symbol { read()? } else { (self.len() % max_vcpus) as u32 };
+        self.insert(base, v);
+        Some(v)
+    }
+
     pub fn len(&self) -> usize {
         self.bases.len()
     }
@@ -83,6 +103,22 @@ mod tests {
         t.insert(0xffff88801f800000, 0);
         assert_eq!((t.lookup(0xffff88801fc00000), t.lookup(0xffff88801f800000)), (Some(2), Some(0)));
         assert_eq!(t.len(), 2);
+    }
+
+    #[test]
+    fn a_base_whose_number_cannot_be_read_is_not_learned() {
+        let mut t = BaseTable::default();
+        // CPU 3 first seen where cpu_number cannot be read: not numbered 0 by its order
+        assert_eq!(t.resolve(0x4000, true, 4, || None), None);
+        assert_eq!(t.resolve(0x1000, true, 4, || Some(0)), Some(0));
+        assert_eq!(t.resolve(0x4000, true, 4, || Some(3)), Some(3));
+        assert_eq!(t.resolve(0x4000, true, 4, || panic!("read again")), Some(3));
+        assert_eq!(t.len(), 2);
+        // without the symbol: the order bases appear in
+        let mut order = BaseTable::default();
+        assert_eq!(order.resolve(0x4000, false, 4, || None), Some(0));
+        assert_eq!(order.resolve(0x1000, false, 4, || None), Some(1));
+        assert_eq!(order.resolve(0x4000, false, 4, || None), Some(0));
     }
 
     #[test]

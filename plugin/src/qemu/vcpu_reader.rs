@@ -72,13 +72,9 @@ impl RunningVcpu {
         }
         // SAFETY: single-threaded TCG; nothing else holds the table.
         let table = unsafe { &mut *self.table.get() };
-        let vcpu = match table.lookup(base) {
-            Some(v) => v,
-            None => {
-                let v = self.cpu_number_at(buf, base).unwrap_or(table.len() as u32 % self.max_vcpus as u32);
-                table.insert(base, v);
-                v
-            }
+        let by_symbol = self.cpu_number.is_some();
+        let Some(vcpu) = table.resolve(base, by_symbol, self.max_vcpus, || self.cpu_number_at(buf, base)) else {
+            return current;
         };
         self.current.store(vcpu, Relaxed);
         vcpu as usize
