@@ -9,6 +9,11 @@ records on the console, which the host keeps as the point's ``console.log``:
                     <major>:<minor> <ino> <index> <nid>
     MANYLAB-RESULT {"tool": "pagereq", "records": N, "dropped": N, "capacity": N}
 
+and, as each recording starts, every memory node's free pages and high watermark:
+
+    MANYLAB-RESULT {"tool": "pagereq-start", "free_pages": {"0": N, ...},
+                    "high_watermark": {"0": N, ...}}
+
 This module reads those lines back, checks that none went missing, and writes the trace in
 pcmsim's form (through ``traceio``, so through the simulator: this module knows no byte of
 ``.mlpt``) with times in ns from the first request and the raw ``oom_score_adj`` (the simulator
@@ -23,6 +28,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from manylab.errors import LabError
 from manylab.pcm import traceio
@@ -63,12 +69,31 @@ class GuestRequest:
         return (self.minor & 0xFF) | (self.major << 8) | ((self.minor & ~0xFF) << 12)
 
 
+@dataclass(frozen=True)
+class NodePages:
+    """Per NUMA node, the free pages and the zones' summed high watermark as a recording
+    started."""
+
+    free: dict[int, int]
+    high_watermark: dict[int, int]
+
+    @classmethod
+    def from_result(cls, result: dict[str, Any]) -> NodePages:
+        def nodes(key: str) -> dict[int, int]:
+            value = result.get(key)
+            if not isinstance(value, dict):
+                raise ValueError(f"pagereq-start: no '{key}' object")
+            return {int(node): int(pages) for node, pages in value.items()}
+        return cls(nodes("free_pages"), nodes("high_watermark"))
+
+
 @dataclass
 class Capture:
     """The requests of a console, in time order, and what the dumps said about them."""
 
     requests: list[GuestRequest] = field(default_factory=list)
     dumps: list[dict[str, int]] = field(default_factory=list)
+    starts: list[NodePages] = field(default_factory=list)
 
     @property
     def dropped(self) -> int:
@@ -117,8 +142,15 @@ def parse(lines: Iterable[str]) -> Capture:
             result = json.loads(line[position + len(RESULT_PREFIX):])
         except json.JSONDecodeError:
             continue  # a workload's result line, cut: the point's own check reports it
-        if isinstance(result, dict) and result.get("tool") == "pagereq":
+        if not isinstance(result, dict):
+            continue
+        if result.get("tool") == "pagereq":
             capture.dumps.append({k: int(v) for k, v in result.items() if k != "tool"})
+        elif result.get("tool") == "pagereq-start":
+            try:
+                capture.starts.append(NodePages.from_result(result))
+            except (TypeError, ValueError) as error:
+                raise CaptureError(f"console line {number}: {error}") from None
     announced = sum(d.get("records", 0) for d in capture.dumps)
     if not capture.dumps:
         raise CaptureError("no pagereq dump on the console (run 'pagereq dump' after the "

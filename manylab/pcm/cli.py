@@ -8,6 +8,8 @@ Sub-actions:
   info       trace summary (records, foreground share, footprint, duration)
   capture    a guest's recorded page-cache requests (pagereq dump on a hybrid-pcm kernel's
              console) -> .mlpt trace and requests.csv
+  placement  a recorded full-system point: the kernel's placement against pcmsim's on the
+             same requests (hit ratios, requests served from DRAM, pages moved)
   bench      requests per CPU-second and peak RSS per policy (figures, see manylab/pcm/bench.py)
 """
 
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from manylab.errors import LabError
-from manylab.pcm import bench, capture, engine, plots, report
+from manylab.pcm import bench, capture, engine, placement, plots, report
 from manylab.pcm.sweep import POLICIES, SweepConfig, run_sweep, shape, write_table
 
 SYNTHETIC_NOTE = (
@@ -136,6 +138,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                      help=f"the kernel's view of each request (default: {capture.REQUESTS} "
                           "beside the trace)")
     cap.set_defaults(func=cmd_capture)
+
+    pl = sub.add_parser("placement",
+                        help="a recorded point's kernel placement against pcmsim's on its trace")
+    pl.add_argument("point", type=Path, help="a point folder of a hybrid-pcm run that recorded "
+                                             "with pagereq on a machine with a dram and a pcm node")
+    pl.add_argument("--out", type=Path,
+                    help="folder for trace.mlpt, requests.csv and placement.json (default: "
+                         "the point folder)")
+    pl.set_defaults(func=cmd_placement)
 
     b = sub.add_parser("bench", help="simulator requests per CPU-second and peak RSS (figures)")
     bench.add_arguments(b)
@@ -312,6 +323,15 @@ def cmd_capture(args: argparse.Namespace) -> int:
     if taken.dropped:
         print(f"manylab pcm-policy: the guest's buffer was full: {taken.dropped} requests were "
               "not recorded (pagereq start DIR CAPACITY)", file=sys.stderr)
+    return 0
+
+
+@_reported
+def cmd_placement(args: argparse.Namespace) -> int:
+    out = args.out or args.point
+    comparison = placement.compare(args.point, out / capture.TRACE)
+    (out / placement.JSON).write_text(json.dumps(comparison.as_json(), indent=2) + "\n")
+    print(placement.render(comparison), end="")
     return 0
 
 

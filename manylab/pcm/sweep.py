@@ -38,6 +38,8 @@ TABLE_COLUMNS = (
     "energy_vs_lru",
     "dram_hits",
     "pcm_hits",
+    "on_dram",
+    "fg_on_dram",
     "to_dram",
     "to_pcm",
     "evictions",

@@ -35,6 +35,8 @@ pub struct ClassCounts {
     pub hits: u64,
     pub dram_hits: u64,
     pub pcm_hits: u64,
+    /// Requests whose page sits in DRAM once the request is served.
+    pub on_dram: u64,
     pub ops: [u64; N_OPS],
     /// Pages moved PCM -> DRAM.
     pub to_dram: u64,
@@ -107,6 +109,7 @@ impl Meter {
     /// The request's own access to its page, now in `frame`.
     #[inline]
     pub fn access(&mut self, dev: Dev, frame: u32, write: bool) {
+        self.class[self.cur].on_dram += u64::from(dev == Dev::Dram);
         if write {
             self.write(dev, frame);
         } else {
@@ -169,6 +172,7 @@ impl Meter {
             hits: a.hits + b.hits,
             dram_hits: a.dram_hits + b.dram_hits,
             pcm_hits: a.pcm_hits + b.pcm_hits,
+            on_dram: a.on_dram + b.on_dram,
             ops,
             to_dram: a.to_dram + b.to_dram,
             to_pcm: a.to_pcm + b.to_pcm,

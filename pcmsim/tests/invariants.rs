@@ -35,6 +35,8 @@ fn accounting_holds_on_random_traces() {
             assert!(t.writebacks <= t.evictions, "{name}");
             assert_eq!(t.ops[Op::PcmWrite as usize], m.pcm_wear.iter().sum::<u64>(), "{name}");
             assert_eq!(t.dram_hits + t.pcm_hits, t.hits, "{name}");
+            // A DRAM hit is served from DRAM; no request is served twice.
+            assert!(t.dram_hits <= t.on_dram && t.on_dram <= t.requests, "{name}");
             // Everything that entered and did not leave is resident.
             assert_eq!(misses - t.evictions, p.resident() as u64, "{name} case {case}");
             if name == "lru" || name == "2q" {

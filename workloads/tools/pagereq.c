@@ -5,7 +5,11 @@
  *
  *   pagereq start DIR [CAPACITY]  record requests to the files of DIR's file system (not tmpfs,
  *                                 whose pages the kernel does not record); CAPACITY records
- *                                 (default: the kernel's, 262144); drops an earlier recording
+ *                                 (default: the kernel's, 262144); drops an earlier recording;
+ *                                 prints each memory node's free pages and high watermark as
+ *                                 the recording starts: MANYLAB-RESULT {"tool":
+ *                                 "pagereq-start", "free_pages": {"0": N, ...},
+ *                                 "high_watermark": {"0": N, ...}}
  *   pagereq stop                  stop recording (the records stay for dump)
  *   pagereq dump                  stop, then print every record as a MANYLAB-PAGEREQ line and
  *                                 a MANYLAB-RESULT summary {"tool": "pagereq", "records": N,
@@ -118,10 +122,66 @@ static unsigned long number(const char *text, const char *what)
 	return value;
 }
 
+#define MAX_NODES 64
+
+struct node_pages {
+	long free_pages[MAX_NODES];	/* -1: no such node */
+	unsigned long high[MAX_NODES];
+};
+
+/* Each node's free pages and its zones' high watermarks (what kswapd refills to). */
+static void read_nodes(struct node_pages *n)
+{
+	char path[64], key[64], line[256];
+	unsigned long value;
+	int node = -1, i;
+	FILE *f;
+
+	for (i = 0; i < MAX_NODES; i++) {
+		n->free_pages[i] = -1;
+		n->high[i] = 0;
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/vmstat", i);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fscanf(f, "%63s %lu", key, &value) == 2)
+			if (!strcmp(key, "nr_free_pages"))
+				n->free_pages[i] = (long)value;
+		fclose(f);
+	}
+	f = fopen("/proc/zoneinfo", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Node %d, zone", &node) == 1)
+			continue;
+		if (node >= 0 && node < MAX_NODES && sscanf(line, " high %lu", &value) == 1)
+			n->high[node] += value;
+	}
+	fclose(f);
+}
+
+static void print_node_field(const char *name, const struct node_pages *n, int high)
+{
+	const char *sep = "";
+	int i;
+
+	printf(", \"%s\": {", name);
+	for (i = 0; i < MAX_NODES; i++) {
+		if (n->free_pages[i] < 0)
+			continue;
+		printf("%s\"%d\": %lu", sep, i,
+		       high ? n->high[i] : (unsigned long)n->free_pages[i]);
+		sep = ", ";
+	}
+	printf("}");
+}
+
 static int start(const char *dir, const char *capacity)
 {
 	struct stat st;
 	struct statfs fs;
+	struct node_pages nodes;
 	char dev[32];
 
 	need_recorder();
@@ -137,8 +197,13 @@ static int start(const char *dir, const char *capacity)
 		put("capacity", capacity);
 	snprintf(dev, sizeof(dev), "%u:%u\n", major(st.st_dev), minor(st.st_dev));
 	put("dev", dev);
+	read_nodes(&nodes);
 	put("enable", "1\n");
-	return 0;
+	printf("MANYLAB-RESULT {\"tool\": \"pagereq-start\"");
+	print_node_field("free_pages", &nodes, 0);
+	print_node_field("high_watermark", &nodes, 1);
+	printf("}\n");
+	return fflush(stdout) ? 1 : 0;
 }
 
 static int dump(void)

@@ -209,6 +209,7 @@ mod tests {
     ///
     /// hits: #3 #4 #7 #9 = 4 (DRAM 0, PCM 4). Evictions X, D = 2, no write-backs.
     /// to_dram 1 (#4), to_pcm 2 (#4 X, #8 A).
+    /// Page in DRAM once served: fg #2 #4 #8 (3 of 5), background none.
     /// D_R: #2 access, #4 demote X, #8 demote A, #8 access = 4.
     /// D_W: #2 fill, #4 migrate A, #4 access, #8 fill = 4.
     /// P_R: #3, #4 migrate A, #5, #6, #7 = 5.
@@ -228,6 +229,7 @@ mod tests {
         r.check([4, 0, 4], [2, 0], [1, 2], [4, 4, 5, 7, 5, 0], [5368.0, 271_974.4], &[6, 1]);
         assert_eq!(r.fg_time, 2162.0);
         assert_eq!(r.fg.requests, 5);
+        assert_eq!((r.fg.on_dram, r.other.on_dram), (3, 0));
     }
 
     /// A page written by a background process, then re-read twice by the foreground app, then
