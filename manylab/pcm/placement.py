@@ -64,8 +64,10 @@ def share(part: int, whole: int) -> float | None:
 
 def kernel_figures(requests: list[GuestRequest], nodes: Nodes,
                    roi: dict[str, int]) -> dict[str, float | int | None]:
-    """What the recorder and the kernel's counters say. A request's node is where its page
-    sat once served (for a miss, where it was placed); -1 when a fault gave up first."""
+    """What the recorder and the kernel's counters over the ROI say (`roi`: kstats'
+    differences, levels for `nr_` items). A request's node is where its page sat once served
+    (for a miss, where it was placed); -1 when a fault gave up first. The kernel's page cache
+    also holds pages no request asked for (readahead) and files outside the recording."""
     fg = [r for r in requests if r.oom_score_adj == FOREGROUND_ADJ]
     bg = [r for r in requests if r.oom_score_adj != FOREGROUND_ADJ]
     hits = [r for r in requests if r.hit]
@@ -83,6 +85,9 @@ def kernel_figures(requests: list[GuestRequest], nodes: Nodes,
         "pages moved to PCM (demoted)": demoted if roi else None,
         "pages moved to DRAM (promoted)": roi.get("hybrid_pcm.promote_success") if roi else None,
         "pages evicted to storage": reclaimed - demoted if roi else None,
+        "page cache at the end (pages)": (roi["vmstat.nr_active_file"]
+                                          + roi["vmstat.nr_inactive_file"])
+        if "vmstat.nr_active_file" in roi and "vmstat.nr_inactive_file" in roi else None,
     }
 
 
@@ -102,6 +107,7 @@ def simulator_figures(point: dict[str, Any]) -> dict[str, float | int | None]:
         "pages moved to PCM (demoted)": point["to_pcm"],
         "pages moved to DRAM (promoted)": point["to_dram"],
         "pages evicted to storage": point["evictions"],
+        "page cache at the end (pages)": requests - int(point["hits"]) - int(point["evictions"]),
     }
 
 

@@ -31,9 +31,11 @@ MANYLAB-RESULT {"tool": "pagereq", "records": 6, "dropped": 0, "capacity": 64}
 NUMA = [{"size": "44M", "cpus": "0-1", "device": "dram"}, {"size": "96M", "device": "pcm"},
         {"size": "512M", "device": "storage"}]
 KSTATS = {
-    "roi_begin": {"vmstat": {"pgdemote_kswapd": 10, "pgdemote_direct": 0, "pgsteal_file": 7},
+    "roi_begin": {"vmstat": {"pgdemote_kswapd": 10, "pgdemote_direct": 0, "pgsteal_file": 7,
+                             "nr_active_file": 9, "nr_inactive_file": 0},
                   "hybrid_pcm": {"promote_success": 4}},
-    "roi_end": {"vmstat": {"pgdemote_kswapd": 11, "pgdemote_direct": 0, "pgsteal_file": 8},
+    "roi_end": {"vmstat": {"pgdemote_kswapd": 11, "pgdemote_direct": 0, "pgsteal_file": 8,
+                           "nr_active_file": 1, "nr_inactive_file": 2},
                 "hybrid_pcm": {"promote_success": 4}},
 }
 
@@ -61,7 +63,7 @@ def test_kernel_figures_by_hand() -> None:
     taken = capture.parse(CONSOLE.splitlines())
     nodes = placement.usable_nodes(taken, 0, 1)
     roi = {"vmstat.pgdemote_kswapd": 1, "vmstat.pgdemote_direct": 0, "vmstat.pgsteal_file": 1,
-           "hybrid_pcm.promote_success": 0}
+           "hybrid_pcm.promote_success": 0}  # no nr_ levels: no page cache figure
     k = placement.kernel_figures(taken.requests, nodes, roi)
     assert k["requests"] == 6 and k["foreground requests"] == 4
     assert k["hit ratio"] == 0.5 and k["foreground hit ratio"] == 0.5
@@ -70,6 +72,7 @@ def test_kernel_figures_by_hand() -> None:
     assert k["hits in DRAM"] == pytest.approx(1 / 3)
     assert (k["pages moved to PCM (demoted)"], k["pages moved to DRAM (promoted)"],
             k["pages evicted to storage"]) == (1, 0, 0)  # pgsteal counts the demotion too
+    assert k["page cache at the end (pages)"] is None
 
 
 @needs_binary
@@ -84,6 +87,7 @@ def test_the_papers_policy_places_this_trace_as_the_kernel_did(tmp_path: Path) -
     assert (tmp_path / "out" / capture.REQUESTS).is_file()
     assert c.figures["fgbg"] == c.figures["kernel"]
     lru = c.figures["lru"]
+    assert c.figures["kernel"]["page cache at the end (pages)"] == 3  # levels at the end
     assert (lru["hit ratio"], lru["pages moved to PCM (demoted)"],
             lru["pages moved to DRAM (promoted)"], lru["pages evicted to storage"]) == (0.5, 0,
                                                                                        0, 0)

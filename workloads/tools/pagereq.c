@@ -6,8 +6,9 @@
  *   pagereq start DIR [CAPACITY]  record requests to the files of DIR's file system (not tmpfs,
  *                                 whose pages the kernel does not record); CAPACITY records
  *                                 (default: the kernel's, 262144); drops an earlier recording;
- *                                 prints each memory node's free pages and high watermark as
- *                                 the recording starts: MANYLAB-RESULT {"tool":
+ *                                 prints each memory node's free pages (after the record
+ *                                 buffer, CAPACITY x 40 bytes, is allocated) and high
+ *                                 watermark: MANYLAB-RESULT {"tool":
  *                                 "pagereq-start", "free_pages": {"0": N, ...},
  *                                 "high_watermark": {"0": N, ...}}
  *   pagereq stop                  stop recording (the records stay for dump)
@@ -197,8 +198,8 @@ static int start(const char *dir, const char *capacity)
 		put("capacity", capacity);
 	snprintf(dev, sizeof(dev), "%u:%u\n", major(st.st_dev), minor(st.st_dev));
 	put("dev", dev);
-	read_nodes(&nodes);
 	put("enable", "1\n");
+	read_nodes(&nodes);
 	printf("MANYLAB-RESULT {\"tool\": \"pagereq-start\"");
 	print_node_field("free_pages", &nodes, 0);
 	print_node_field("high_watermark", &nodes, 1);
