@@ -9,10 +9,11 @@ records on the console, which the host keeps as the point's ``console.log``:
                     <major>:<minor> <ino> <index> <nid>
     MANYLAB-RESULT {"tool": "pagereq", "records": N, "dropped": N, "capacity": N}
 
-and, as each recording starts, every memory node's free pages and high watermark:
+and, as each recording starts, every memory node's free pages, pages on its file LRU lists
+and high watermark:
 
     MANYLAB-RESULT {"tool": "pagereq-start", "free_pages": {"0": N, ...},
-                    "high_watermark": {"0": N, ...}}
+                    "file_pages": {"0": N, ...}, "high_watermark": {"0": N, ...}}
 
 This module reads those lines back, checks that none went missing, and writes the trace in
 pcmsim's form (through ``traceio``, so through the simulator: this module knows no byte of
@@ -71,10 +72,11 @@ class GuestRequest:
 
 @dataclass(frozen=True)
 class NodePages:
-    """Per NUMA node, the free pages and the zones' summed high watermark as a recording
-    started."""
+    """Per NUMA node, the free pages, the page cache on its file LRU lists and the zones'
+    summed high watermark as a recording started."""
 
     free: dict[int, int]
+    file: dict[int, int]
     high_watermark: dict[int, int]
 
     @classmethod
@@ -84,7 +86,7 @@ class NodePages:
             if not isinstance(value, dict):
                 raise ValueError(f"pagereq-start: no '{key}' object")
             return {int(node): int(pages) for node, pages in value.items()}
-        return cls(nodes("free_pages"), nodes("high_watermark"))
+        return cls(nodes("free_pages"), nodes("file_pages"), nodes("high_watermark"))
 
 
 @dataclass

@@ -5,7 +5,8 @@ with a DRAM and a PCM node (``machine.numa`` devices) holds, in its console, eve
 the node its page sat on once served, and the nodes' free pages as the recording started; in
 kstats.json, the kernel's demotions, promotions and reclaim over the workload's ROI. This module
 turns the recording into a trace, replays it in ``manylab-pcmsim`` on a memory of the same
-usable size (each node's free pages less its high watermark, the level kswapd reclaims to), and
+usable size (each node's free pages and file page cache less its high watermark, the level
+kswapd reclaims to), and
 sets the figures side by side: hit ratios, the share of requests served from DRAM per class,
 and pages moved between the devices and out to storage.
 """
@@ -45,7 +46,9 @@ def device_nodes(numa: list[dict[str, Any]]) -> tuple[int, int]:
 
 
 def usable_nodes(taken: capture.Capture, dram: int, pcm: int) -> Nodes:
-    """Free pages less the high watermark of each node as the first recording started."""
+    """What the page cache of the recorded files can take on each node as the first
+    recording started: its free pages and the page cache already there (reclaim may take it),
+    less its high watermark (kswapd keeps that much free)."""
     if not taken.starts:
         raise CaptureError("no pagereq-start line on the console (the image's pagereq "
                            "predates it: rebuild the image)")
@@ -54,7 +57,8 @@ def usable_nodes(taken: capture.Capture, dram: int, pcm: int) -> Nodes:
     def usable(node: int) -> int:
         if node not in start.free:
             raise CaptureError(f"pagereq-start lists nodes {sorted(start.free)}, not {node}")
-        return max(1, start.free[node] - start.high_watermark.get(node, 0))
+        return max(1, start.free[node] + start.file.get(node, 0)
+                   - start.high_watermark.get(node, 0))
     return Nodes(dram, pcm, usable(dram), usable(pcm))
 
 
@@ -171,8 +175,8 @@ def _cell(value: float | int | None) -> str:
 def render(c: Comparison) -> str:
     """A Markdown table: one row per figure, the kernel's then each simulated policy's."""
     head = (f"{c.point.name}: kernel policy `{c.policy}`; memory DRAM {c.nodes.dram_pages:,} + "
-            f"PCM {c.nodes.pcm_pages:,} pages (node {c.nodes.dram} and {c.nodes.pcm}: free less "
-            "high watermark as the recording started)")
+            f"PCM {c.nodes.pcm_pages:,} pages (node {c.nodes.dram} and {c.nodes.pcm}: free and "
+            "file pages less the high watermark as the recording started)")
     columns = ["kernel", *SIMULATED]
     lines = [head, "", "| figure | " + " | ".join(f"`{k}`" if k != "kernel" else k
                                                   for k in columns) + " |",

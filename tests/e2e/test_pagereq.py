@@ -81,7 +81,8 @@ def test_recorded_requests_match_the_known_workload(tmp_path):
     assert dump == {"tool": "pagereq", "records": len(want), "dropped": 0, "capacity": 4096}
     # both 256 MiB nodes, with the 4096 x 40-byte buffer already taken from the free pages
     start = next(o for o in run.outputs if o.get("tool") == "pagereq-start")
-    assert set(start["free_pages"]) == set(start["high_watermark"]) == {"0", "1"}, start
+    assert set(start["free_pages"]) == set(start["file_pages"]) == {"0", "1"}, start
+    assert set(start["high_watermark"]) == {"0", "1"}, start
     assert all(0 < start["high_watermark"][n] < start["free_pages"][n] < 65536 for n in "01")
 
     # the host side: console -> trace.mlpt + requests.csv

@@ -13,12 +13,13 @@ from manylab.pcm.capture import CaptureError
 needs_binary = pytest.mark.skipif(not engine.binary_path().is_file(),
                                   reason="manylab-pcmsim not built (cargo build --release)")
 
-# DRAM node 0 (1 usable page: 3 free less a high watermark of 2), PCM node 1 (2 usable pages).
+# DRAM node 0 (1 usable page: 2 free and 1 file page less a high watermark of 2), PCM node 1
+# (2 usable pages: 5 free less 3).
 # The foreground app (pid 80, oom_score_adj 0) writes A, reads it back, reads C: the kernel
 # demotes A to PCM to place C; the background one (81, 700) reads B twice from PCM; then the
 # foreground rewrites A, which stays on PCM.
-START = ('MANYLAB-RESULT {"tool": "pagereq-start", "free_pages": {"0": 3, "1": 5}, '
-         '"high_watermark": {"0": 2, "1": 3}}\n')
+START = ('MANYLAB-RESULT {"tool": "pagereq-start", "free_pages": {"0": 2, "1": 5}, '
+         '"file_pages": {"0": 1, "1": 0}, "high_watermark": {"0": 2, "1": 3}}\n')
 CONSOLE = START + """\
 MANYLAB-PAGEREQ 1000 0 80 0 W miss io 254:0 12 0 0
 MANYLAB-PAGEREQ 1100 1 81 700 R miss io 254:0 13 0 1
@@ -54,7 +55,7 @@ def point(tmp_path: Path, console: str = CONSOLE, numa: list[dict[str, str]] = N
 
 def test_node_pages_of_the_start_line() -> None:
     taken = capture.parse(CONSOLE.splitlines())
-    assert taken.starts == [capture.NodePages({0: 3, 1: 5}, {0: 2, 1: 3})]
+    assert taken.starts == [capture.NodePages({0: 2, 1: 5}, {0: 1, 1: 0}, {0: 2, 1: 3})]
     nodes = placement.usable_nodes(taken, 0, 1)
     assert (nodes.dram_pages, nodes.pcm_pages) == (1, 2)
 

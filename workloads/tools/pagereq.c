@@ -3,14 +3,16 @@
  * pagereq: record the page-cache requests of a workload (kernels with CONFIG_PAGECACHE_RECORD,
  * the hybrid-pcm variant), print them for the host, and make known requests for tests.
  *
- *   pagereq start DIR [CAPACITY]  record requests to the files of DIR's file system (not tmpfs,
+ *   pagereq start DIR [CAPACITY [NODE]]
+ *                                 record requests to the files of DIR's file system (not tmpfs,
  *                                 whose pages the kernel does not record); CAPACITY records
- *                                 (default: the kernel's, 262144); drops an earlier recording;
- *                                 prints each memory node's free pages (after the record
- *                                 buffer, CAPACITY x 40 bytes, is allocated) and high
- *                                 watermark: MANYLAB-RESULT {"tool":
- *                                 "pagereq-start", "free_pages": {"0": N, ...},
- *                                 "high_watermark": {"0": N, ...}}
+ *                                 (default: the kernel's, 262144), their buffer (40 bytes a
+ *                                 record) allocated on NODE if given (else the local node
+ *                                 first); drops an earlier recording. Then prints what each
+ *                                 memory node holds: MANYLAB-RESULT {"tool": "pagereq-start",
+ *                                 "free_pages": {"0": N, ...}, "file_pages": {...},
+ *                                 "high_watermark": {...}} (file pages: the file LRU lists;
+ *                                 high watermark: its zones' summed, what kswapd frees up to)
  *   pagereq stop                  stop recording (the records stay for dump)
  *   pagereq dump                  stop, then print every record as a MANYLAB-PAGEREQ line and
  *                                 a MANYLAB-RESULT summary {"tool": "pagereq", "records": N,
@@ -41,6 +43,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -51,6 +54,7 @@
 #define PREFIX "MANYLAB-PAGEREQ "
 #define TMPFS_MAGIC_NUMBER 0x01021994
 #define PAGE 4096
+#define MPOL_PREFERRED_MODE 1
 
 static void die(const char *what)
 {
@@ -61,7 +65,7 @@ static void die(const char *what)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pagereq start DIR [CAPACITY] | stop | dump | "
+		"usage: pagereq start DIR [CAPACITY [NODE]] | stop | dump | "
 		"touch [-w] [-m] [-a ADJ] FILE FIRST COUNT | evict FILE\n");
 	exit(2);
 }
@@ -127,10 +131,10 @@ static unsigned long number(const char *text, const char *what)
 
 struct node_pages {
 	long free_pages[MAX_NODES];	/* -1: no such node */
+	unsigned long file[MAX_NODES];
 	unsigned long high[MAX_NODES];
 };
 
-/* Each node's free pages and its zones' high watermarks (what kswapd refills to). */
 static void read_nodes(struct node_pages *n)
 {
 	char path[64], key[64], line[256];
@@ -140,6 +144,7 @@ static void read_nodes(struct node_pages *n)
 
 	for (i = 0; i < MAX_NODES; i++) {
 		n->free_pages[i] = -1;
+		n->file[i] = 0;
 		n->high[i] = 0;
 		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/vmstat", i);
 		f = fopen(path, "r");
@@ -148,6 +153,9 @@ static void read_nodes(struct node_pages *n)
 		while (fscanf(f, "%63s %lu", key, &value) == 2)
 			if (!strcmp(key, "nr_free_pages"))
 				n->free_pages[i] = (long)value;
+			else if (!strcmp(key, "nr_inactive_file") ||
+				 !strcmp(key, "nr_active_file"))
+				n->file[i] += value;
 		fclose(f);
 	}
 	f = fopen("/proc/zoneinfo", "r");
@@ -162,7 +170,10 @@ static void read_nodes(struct node_pages *n)
 	fclose(f);
 }
 
-static void print_node_field(const char *name, const struct node_pages *n, int high)
+enum node_field { FREE_PAGES, FILE_PAGES, HIGH_WATERMARK };
+
+static void print_node_field(const char *name, const struct node_pages *n,
+			     enum node_field field)
 {
 	const char *sep = "";
 	int i;
@@ -172,13 +183,28 @@ static void print_node_field(const char *name, const struct node_pages *n, int h
 		if (n->free_pages[i] < 0)
 			continue;
 		printf("%s\"%d\": %lu", sep, i,
-		       high ? n->high[i] : (unsigned long)n->free_pages[i]);
+		       field == HIGH_WATERMARK ? n->high[i] :
+		       field == FILE_PAGES ? n->file[i] : (unsigned long)n->free_pages[i]);
 		sep = ", ";
 	}
 	printf("}");
 }
 
-static int start(const char *dir, const char *capacity)
+/* The record buffer is a vmalloc area, whose pages follow the task's memory policy. */
+static void prefer_node(const char *node)
+{
+	unsigned long n = number(node, "NODE"), mask[MAX_NODES / (8 * sizeof(long))] = { 0 };
+
+	if (n >= MAX_NODES) {
+		fprintf(stderr, "pagereq: node %lu: at most %d nodes\n", n, MAX_NODES - 1);
+		exit(2);
+	}
+	mask[n / (8 * sizeof(long))] = 1UL << (n % (8 * sizeof(long)));
+	if (syscall(SYS_set_mempolicy, MPOL_PREFERRED_MODE, mask, MAX_NODES + 1))
+		die("set_mempolicy");
+}
+
+static int start(const char *dir, const char *capacity, const char *node)
 {
 	struct stat st;
 	struct statfs fs;
@@ -198,11 +224,14 @@ static int start(const char *dir, const char *capacity)
 		put("capacity", capacity);
 	snprintf(dev, sizeof(dev), "%u:%u\n", major(st.st_dev), minor(st.st_dev));
 	put("dev", dev);
+	if (node)
+		prefer_node(node);
 	put("enable", "1\n");
 	read_nodes(&nodes);
 	printf("MANYLAB-RESULT {\"tool\": \"pagereq-start\"");
-	print_node_field("free_pages", &nodes, 0);
-	print_node_field("high_watermark", &nodes, 1);
+	print_node_field("free_pages", &nodes, FREE_PAGES);
+	print_node_field("file_pages", &nodes, FILE_PAGES);
+	print_node_field("high_watermark", &nodes, HIGH_WATERMARK);
 	printf("}\n");
 	return fflush(stdout) ? 1 : 0;
 }
@@ -354,10 +383,10 @@ int main(int argc, char **argv)
 {
 	if (argc < 2)
 		usage();
-	if (!strcmp(argv[1], "start") && (argc == 3 || argc == 4)) {
-		if (argc == 4)
+	if (!strcmp(argv[1], "start") && argc >= 3 && argc <= 5) {
+		if (argc >= 4)
 			number(argv[3], "CAPACITY");
-		return start(argv[2], argc == 4 ? argv[3] : NULL);
+		return start(argv[2], argc >= 4 ? argv[3] : NULL, argc == 5 ? argv[4] : NULL);
 	}
 	if (!strcmp(argv[1], "stop") && argc == 2) {
 		need_recorder();
