@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from manylab import kstats, pointdir
+from manylab.hybrid_pcm import policy_in
 from manylab.pcm import capture, engine
 from manylab.pcm.capture import CaptureError, GuestRequest
 
@@ -66,53 +67,63 @@ def share(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-def kernel_figures(requests: list[GuestRequest], nodes: Nodes,
-                   roi: dict[str, int]) -> dict[str, float | int | None]:
+Figures = dict[str, float | int | None]
+
+
+def figures(*, requests: int, fg_requests: int, hits: int, fg_hits: int, fg_on_dram: int,
+            bg_on_dram: int, dram_hits: int, no_node: int, demoted: int | None,
+            promoted: int | None, evicted: int | None, cached: int | None) -> Figures:
+    """One column of the comparison, by the names the table shows."""
+    return {
+        "requests": requests,
+        "foreground requests": fg_requests,
+        "hit ratio": share(hits, requests),
+        "foreground hit ratio": share(fg_hits, fg_requests),
+        "foreground served from DRAM": share(fg_on_dram, fg_requests),
+        "background served from DRAM": share(bg_on_dram, requests - fg_requests),
+        "hits in DRAM": share(dram_hits, hits),
+        "requests on no node": no_node,
+        "pages moved to PCM (demoted)": demoted,
+        "pages moved to DRAM (promoted)": promoted,
+        "pages evicted to storage": evicted,
+        "page cache at the end (pages)": cached,
+    }
+
+
+def kernel_figures(requests: list[GuestRequest], nodes: Nodes, roi: dict[str, int]) -> Figures:
     """What the recorder and the kernel's counters over the ROI say (`roi`: kstats'
     differences, levels for `nr_` items). A request's node is where its page sat once served
     (for a miss, where it was placed); -1 when a fault gave up first. The kernel's page cache
     also holds pages no request asked for (readahead) and files outside the recording."""
     fg = [r for r in requests if r.oom_score_adj == FOREGROUND_ADJ]
-    bg = [r for r in requests if r.oom_score_adj != FOREGROUND_ADJ]
-    hits = [r for r in requests if r.hit]
     demoted = roi.get("vmstat.pgdemote_kswapd", 0) + roi.get("vmstat.pgdemote_direct", 0)
-    reclaimed = roi.get("vmstat.pgsteal_file", 0)
-    return {
-        "requests": len(requests),
-        "foreground requests": len(fg),
-        "hit ratio": share(len(hits), len(requests)),
-        "foreground hit ratio": share(sum(r.hit for r in fg), len(fg)),
-        "foreground served from DRAM": share(sum(r.nid == nodes.dram for r in fg), len(fg)),
-        "background served from DRAM": share(sum(r.nid == nodes.dram for r in bg), len(bg)),
-        "hits in DRAM": share(sum(r.nid == nodes.dram for r in hits), len(hits)),
-        "requests on no node": sum(r.nid < 0 for r in requests),
-        "pages moved to PCM (demoted)": demoted if roi else None,
-        "pages moved to DRAM (promoted)": roi.get("hybrid_pcm.promote_success") if roi else None,
-        "pages evicted to storage": reclaimed - demoted if roi else None,
-        "page cache at the end (pages)": (roi["vmstat.nr_active_file"]
-                                          + roi["vmstat.nr_inactive_file"])
-        if "vmstat.nr_active_file" in roi and "vmstat.nr_inactive_file" in roi else None,
-    }
+    lru_levels = ("vmstat.nr_active_file", "vmstat.nr_inactive_file")
+    return figures(
+        requests=len(requests), fg_requests=len(fg),
+        hits=sum(r.hit for r in requests), fg_hits=sum(r.hit for r in fg),
+        fg_on_dram=sum(r.nid == nodes.dram for r in fg),
+        bg_on_dram=sum(r.nid == nodes.dram and r.oom_score_adj != FOREGROUND_ADJ
+                       for r in requests),
+        dram_hits=sum(r.hit and r.nid == nodes.dram for r in requests),
+        no_node=sum(r.nid < 0 for r in requests),
+        demoted=demoted if roi else None,
+        promoted=roi.get("hybrid_pcm.promote_success") if roi else None,
+        evicted=roi.get("vmstat.pgsteal_file", 0) - demoted if roi else None,
+        cached=sum(roi[name] for name in lru_levels) if all(n in roi for n in lru_levels)
+        else None)
 
 
-def simulator_figures(point: dict[str, Any]) -> dict[str, float | int | None]:
+def simulator_figures(point: dict[str, Any]) -> Figures:
     """The same figures from one pcmsim point."""
-    requests, fg = int(point["requests"]), int(point["fg_requests"])
-    bg_on_dram = int(point["on_dram"]) - int(point["fg_on_dram"])
-    return {
-        "requests": requests,
-        "foreground requests": fg,
-        "hit ratio": point["hit_ratio"],
-        "foreground hit ratio": point["fg_hit_ratio"],
-        "foreground served from DRAM": share(int(point["fg_on_dram"]), fg),
-        "background served from DRAM": share(bg_on_dram, requests - fg),
-        "hits in DRAM": share(int(point["dram_hits"]), int(point["hits"])),
-        "requests on no node": 0,
-        "pages moved to PCM (demoted)": point["to_pcm"],
-        "pages moved to DRAM (promoted)": point["to_dram"],
-        "pages evicted to storage": point["evictions"],
-        "page cache at the end (pages)": requests - int(point["hits"]) - int(point["evictions"]),
-    }
+    requests, hits = int(point["requests"]), int(point["hits"])
+    return figures(
+        requests=requests, fg_requests=int(point["fg_requests"]),
+        hits=hits, fg_hits=int(point["fg_hits"]),
+        fg_on_dram=int(point["fg_on_dram"]),
+        bg_on_dram=int(point["on_dram"]) - int(point["fg_on_dram"]),
+        dram_hits=int(point["dram_hits"]), no_node=0,
+        demoted=int(point["to_pcm"]), promoted=int(point["to_dram"]),
+        evicted=int(point["evictions"]), cached=requests - hits - int(point["evictions"]))
 
 
 def simulate(trace: Path, nodes: Nodes) -> dict[str, dict[str, Any]]:
@@ -135,7 +146,7 @@ class Comparison:
     point: Path
     policy: str
     nodes: Nodes
-    figures: dict[str, dict[str, float | int | None]]  # column -> figure -> value
+    figures: dict[str, Figures]  # column -> figure -> value
 
     def as_json(self) -> dict[str, Any]:
         return {"point": str(self.point), "kernel_policy": self.policy,
@@ -155,13 +166,11 @@ def compare(point_dir: Path, trace: Path) -> Comparison:
     roi = {name.removeprefix("roi."): value
            for name, value in kstats.differences(files.kstats or {}).items()
            if name.startswith("roi.")}
-    figures = {"kernel": kernel_figures(taken.requests, nodes, roi)}
+    columns = {"kernel": kernel_figures(taken.requests, nodes, roi)}
     for policy, point in simulate(trace, nodes).items():
-        figures[policy] = simulator_figures(point)
-    cmdline = str(params.get("kernel", {}).get("cmdline", ""))
-    policy = next((w.split("=", 1)[1] for w in cmdline.split()
-                   if w.startswith("hybrid_pcm.policy=")), "off")
-    return Comparison(point_dir, policy, nodes, figures)
+        columns[policy] = simulator_figures(point)
+    policy = policy_in(str(params.get("kernel", {}).get("cmdline", ""))) or "off"
+    return Comparison(point_dir, policy, nodes, columns)
 
 
 def _cell(value: float | int | None) -> str:

@@ -130,9 +130,8 @@ static unsigned long number(const char *text, const char *what)
 #define MAX_NODES 64
 
 struct node_pages {
-	long free_pages[MAX_NODES];	/* -1: no such node */
-	unsigned long file[MAX_NODES];
-	unsigned long high[MAX_NODES];
+	int present[MAX_NODES];
+	unsigned long free[MAX_NODES], file[MAX_NODES], high[MAX_NODES];
 };
 
 static void read_nodes(struct node_pages *n)
@@ -142,17 +141,16 @@ static void read_nodes(struct node_pages *n)
 	int node = -1, i;
 	FILE *f;
 
+	memset(n, 0, sizeof(*n));
 	for (i = 0; i < MAX_NODES; i++) {
-		n->free_pages[i] = -1;
-		n->file[i] = 0;
-		n->high[i] = 0;
 		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/vmstat", i);
 		f = fopen(path, "r");
 		if (!f)
 			continue;
+		n->present[i] = 1;
 		while (fscanf(f, "%63s %lu", key, &value) == 2)
 			if (!strcmp(key, "nr_free_pages"))
-				n->free_pages[i] = (long)value;
+				n->free[i] = value;
 			else if (!strcmp(key, "nr_inactive_file") ||
 				 !strcmp(key, "nr_active_file"))
 				n->file[i] += value;
@@ -170,21 +168,18 @@ static void read_nodes(struct node_pages *n)
 	fclose(f);
 }
 
-enum node_field { FREE_PAGES, FILE_PAGES, HIGH_WATERMARK };
-
+/* `, "name": {"0": value, ...}` over the nodes present */
 static void print_node_field(const char *name, const struct node_pages *n,
-			     enum node_field field)
+			     const unsigned long *values)
 {
 	const char *sep = "";
 	int i;
 
 	printf(", \"%s\": {", name);
 	for (i = 0; i < MAX_NODES; i++) {
-		if (n->free_pages[i] < 0)
+		if (!n->present[i])
 			continue;
-		printf("%s\"%d\": %lu", sep, i,
-		       field == HIGH_WATERMARK ? n->high[i] :
-		       field == FILE_PAGES ? n->file[i] : (unsigned long)n->free_pages[i]);
+		printf("%s\"%d\": %lu", sep, i, values[i]);
 		sep = ", ";
 	}
 	printf("}");
@@ -229,9 +224,9 @@ static int start(const char *dir, const char *capacity, const char *node)
 	put("enable", "1\n");
 	read_nodes(&nodes);
 	printf("MANYLAB-RESULT {\"tool\": \"pagereq-start\"");
-	print_node_field("free_pages", &nodes, FREE_PAGES);
-	print_node_field("file_pages", &nodes, FILE_PAGES);
-	print_node_field("high_watermark", &nodes, HIGH_WATERMARK);
+	print_node_field("free_pages", &nodes, nodes.free);
+	print_node_field("file_pages", &nodes, nodes.file);
+	print_node_field("high_watermark", &nodes, nodes.high);
 	printf("}\n");
 	return fflush(stdout) ? 1 : 0;
 }

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from manylab.hybrid_pcm import policy_in
 from manylab.memory_layout import STORAGE
 from manylab.report import plots
 from manylab.report.kinds import PlotSet, register
@@ -47,7 +48,6 @@ DEFAULT_BASELINE = "tiered"
 PAPER_POLICY = "importance"
 PAGE = 4096
 HIT_TOLERANCE = 0.5  # percentage points: "never below" allows this much below the baseline
-_POLICY_RE = re.compile(r"hybrid_pcm\.policy=(\S+)")
 
 PCM_WRITES = "stats.roi.mem.pcm.writes"
 DRAM_ENERGY = "stats.roi.mem.dram.energy_nj"
@@ -146,8 +146,7 @@ COUNTERS = (
 
 def policy_of(record: Record) -> str:
     """The hybrid_pcm.policy of the record's kernel command line ("off" when not given)."""
-    found = _POLICY_RE.search(str(record.get("kernel.cmdline") or ""))
-    return found.group(1) if found else "off"
+    return policy_in(str(record.get("kernel.cmdline") or "")) or "off"
 
 
 def memory_of(record: Record) -> str:
@@ -189,9 +188,7 @@ def derived(records: list[Record]) -> list[Record]:
 
 
 def baseline_policy(ctx: Context) -> str:
-    given = str(ctx.settings.get("baseline", ""))
-    found = _POLICY_RE.search(given)
-    return found.group(1) if found else DEFAULT_BASELINE
+    return policy_in(str(ctx.settings.get("baseline", ""))) or DEFAULT_BASELINE
 
 
 def paired(rows: list[Record], base: str) -> list[Record]:
