@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from manylab import atomic
+from manylab import atomic, pointdir
 from manylab.errors import LabError
 from manylab.paths import REPO_ROOT
 
@@ -30,6 +30,8 @@ _NUMBER = re.compile(r"^([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)([A-Za-z*/]*)
 _EXIT = re.compile(r"^Exiting at cycle (\d+) ")
 # A word's life before any write, as NVMain prints an untouched sub-array's worst case.
 _UNTOUCHED = 2**64 - 1
+# A trace timed by the modelled clock (plugin.nvmain_clock = "modelled") counts nanoseconds.
+MODELLED_CPU_MHZ = 1000
 
 Stats = dict[str, float]
 
@@ -106,6 +108,14 @@ def _weighted(stats: Stats, average: str, count: str) -> float:
     return total / weight if weight else 0.0
 
 
+def trace_cpu_mhz(trace: Path) -> int | None:
+    """The trace's cycle unit, from the point's inputs.json beside it: MODELLED_CPU_MHZ for a
+    trace timed by the modelled clock, None (the config's CPUFreq) otherwise."""
+    inputs = pointdir.read_json(trace.parent / pointdir.INPUTS)
+    plugin = inputs.get("params", {}).get("plugin", {}) if isinstance(inputs, dict) else {}
+    return MODELLED_CPU_MHZ if plugin.get("nvmain_clock") == "modelled" else None
+
+
 def summarize(stats: Stats, exit_cycle: int | None, config: dict[str, str]) -> Stats:
     """The figures the lab compares: request counts, energy, latency and wear."""
     summary: Stats = {
@@ -129,6 +139,9 @@ def summarize(stats: Stats, exit_cycle: int | None, config: dict[str, str]) -> S
                                               "measuredTotalLatencies"),
         "cycles.global": float(exit_cycle or 0),
     }
+    if "CPUFreq" in config:
+        # The global cycle counts the trace's cycles: the time NVMain took to serve it all.
+        summary["time_ns"] = summary["cycles.global"] * 1000.0 / float(config["CPUFreq"])
     if "CLK" in config and not any(k.startswith("CONFIG_CHANNEL") for k in config):
         # One memory clock: latencies in ns too (a hybrid's channels run at their own CLKs).
         ns_per_cycle = 1000.0 / float(config["CLK"])
@@ -149,9 +162,11 @@ def summarize(stats: Stats, exit_cycle: int | None, config: dict[str, str]) -> S
     return summary
 
 
-def run(trace: Path, config: Path, out_dir: Path, cycles: int = 0) -> dict[str, object]:
+def run(trace: Path, config: Path, out_dir: Path, cycles: int = 0,
+        cpu_mhz: int | None = None) -> dict[str, object]:
     """Runs NVMain's trace simulator; writes out_dir/nvmain.log (its output) and
-    out_dir/nvmain.json ({"summary", "stats", "command", "config"}) and returns the latter."""
+    out_dir/nvmain.json ({"summary", "stats", "command", "config"}) and returns the latter.
+    `cpu_mhz` overrides the config's CPUFreq, the unit of the trace's cycles."""
     if not trace.is_file():
         raise LabError(f"{trace}: no such trace: write one with the plugin's nvmain_trace= "
                        "(spec key plugin.nvmain_trace = true)")
@@ -159,6 +174,10 @@ def run(trace: Path, config: Path, out_dir: Path, cycles: int = 0) -> dict[str, 
         raise LabError(f"--cycles {cycles}: expected 0 (the whole trace) or more")
     exe = binary()
     argv = [str(exe), str(config), str(trace), str(cycles)]
+    keys = read_config(config)
+    if cpu_mhz is not None:
+        argv.append(f"CPUFreq={cpu_mhz}")
+        keys["CPUFreq"] = str(cpu_mhz)
     done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           errors="replace", check=False)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -173,7 +192,7 @@ def run(trace: Path, config: Path, out_dir: Path, cycles: int = 0) -> dict[str, 
     result: dict[str, object] = {
         "command": argv,
         "config": str(config),
-        "summary": summarize(stats, exit_cycle, read_config(config)),
+        "summary": summarize(stats, exit_cycle, keys),
         "stats": stats,
     }
     atomic.write_json(out_dir / "nvmain.json", result)
@@ -183,7 +202,7 @@ def run(trace: Path, config: Path, out_dir: Path, cycles: int = 0) -> dict[str, 
 def cmd_nvmain(args: argparse.Namespace) -> int:
     trace = Path(args.trace)
     out_dir = Path(args.out) if args.out else trace.resolve().parent
-    result = run(trace, config_path(args.config), out_dir, args.cycles)
+    result = run(trace, config_path(args.config), out_dir, args.cycles, trace_cpu_mhz(trace))
     summary = result["summary"]
     assert isinstance(summary, dict)
     print(json.dumps(summary, indent=1, sort_keys=True))

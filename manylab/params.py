@@ -142,6 +142,10 @@ class PluginParams:
                         "lax: another vCPU stored it within the lax window)")
     nvmain_trace: bool = key(bool, False, doc="write the ROI's PCM requests as an NVMain "
                                               "trace to <point>/nvmain.trace (mode full)")
+    nvmain_clock: str = key(str, "instructions", choices=("instructions", "modelled"),
+                            stored_default="instructions",
+                            doc="the trace's cycle field: all vCPUs' instructions at CPI 1, or "
+                                "the requesting vCPU's modelled clock in ns")
     set: Mapping[str, Any] = key(dict, {}, sweep=False, typed=MappingProxyType,
                                  doc="preset overrides, e.g. {'l2.size_kib'=512}")
     functions: tuple[str, ...] = key(list, [], sweep=False, typed=tuple,

@@ -315,6 +315,9 @@ def check_point(spec: Spec, point: dict[str, Any]) -> None:
     if plugin["nvmain_trace"] and not (plugin["enabled"] and plugin["mode"] == "full"):
         raise SpecError(f"{spec.path}: [plugin] nvmain_trace: the trace comes from the cache "
                         "model (set enabled = true and mode = 'full')")
+    if plugin["nvmain_clock"] != "instructions" and not plugin["nvmain_trace"]:
+        raise SpecError(f"{spec.path}: [plugin] nvmain_clock: times the NVMain trace, which "
+                        "is off (set nvmain_trace = true)")
     membind = point["workload"]["membind"]
     if membind >= max(1, len(nodes)):
         raise SpecError(f"{spec.path}: [workload] membind: node {membind} does not exist "

@@ -1,7 +1,7 @@
 //! The plugin's command-line arguments (`-plugin lib.so,key=value,...`).
 
 use crate::memory::{DeviceKind, MemRange, MemoryMap};
-use crate::nvmain_trace::Select;
+use crate::nvmain_trace::{Select, TraceClock};
 use crate::params::Params;
 use crate::presets::preset;
 use crate::quantum::QuantumUnit;
@@ -87,10 +87,12 @@ pub struct Config {
     pub nvmain_trace: Option<String>,
     /// Whose requests go into the NVMain trace.
     pub nvmain_device: Select,
+    /// What the NVMain trace's cycle field counts.
+    pub nvmain_clock: TraceClock,
 }
 
 pub const ARG_KEYS: &str =
-    "out, preset, sysmap, mode, checker, roi, mem, node_cpus, quantum, quantum_shared, quantum_unit, quantum_outside, phase_seed, causal, causal_lax, race, nvmain_trace, nvmain_device, set.<key>";
+    "out, preset, sysmap, mode, checker, roi, mem, node_cpus, quantum, quantum_shared, quantum_unit, quantum_outside, phase_seed, causal, causal_lax, race, nvmain_trace, nvmain_device, nvmain_clock, set.<key>";
 
 /// `<node>:<first>[-<last>]/<first>[-<last>]/...` (no commas: QEMU splits plugin args on them).
 fn parse_node_cpus(value: &str) -> Result<(u32, Vec<usize>), String> {
@@ -180,6 +182,7 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
         race: Race::Off,
         nvmain_trace: None,
         nvmain_device: Select::Device(DeviceKind::Pcm),
+        nvmain_clock: TraceClock::Instructions,
     };
     for arg in args {
         let arg = arg.as_ref();
@@ -225,6 +228,7 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Config, String> {
             "nvmain_trace" if value.is_empty() => cfg.nvmain_trace = None,
             "nvmain_trace" => cfg.nvmain_trace = Some(value.into()),
             "nvmain_device" => cfg.nvmain_device = Select::parse(value)?,
+            "nvmain_clock" => cfg.nvmain_clock = TraceClock::parse(value)?,
             _ if key.starts_with("set.") => cfg.overrides.push((key[4..].into(), value.into())),
             "out" => return Err("bad value '' for out: expected a file path".into()),
             _ => return Err(format!("unknown key '{key}'; allowed keys: {ARG_KEYS}")),
@@ -277,6 +281,8 @@ mod tests {
         assert_eq!((cfg.nvmain_trace.as_deref(), cfg.nvmain_device), (None, Select::Device(DeviceKind::Pcm)));
         let cfg2 = parse(&["nvmain_trace=/tmp/t.nvt", "nvmain_device=all"]).unwrap();
         assert_eq!((cfg2.nvmain_trace.as_deref(), cfg2.nvmain_device), (Some("/tmp/t.nvt"), Select::All));
+        assert_eq!((cfg.nvmain_clock, cfg2.nvmain_clock), (TraceClock::Instructions, TraceClock::Instructions));
+        assert_eq!(parse(&["nvmain_clock=modelled"]).unwrap().nvmain_clock, TraceClock::Modelled);
         assert_eq!((cfg.quantum, cfg.quantum_shared), (1000, 100));
         assert_eq!(cfg.quantum_unit, QuantumUnit::Cycles);
         assert!(parse(&["quantum_unit=ns"]).unwrap_err().contains("quantum_unit"));

@@ -16,7 +16,7 @@ use crate::cache::SetAssoc;
 use crate::directory::{bit, DirEntry, DirState, Directory, MissKind, NO_TILE};
 use crate::memory::MemoryMap;
 use crate::memory::{DEVICE_KINDS, N_DEVICES};
-use crate::nvmain_trace::NvmainTrace;
+use crate::nvmain_trace::{NvmainTrace, TraceClock};
 use crate::params::{Params, Pos, Protocol, LINE_BYTES, LINE_SHIFT};
 use crate::race::Race;
 use crate::smt::SmtCores;
@@ -761,6 +761,12 @@ impl Machine {
     /// phase at one time.
     pub fn restart_clocks(&mut self, vcpu_insts: &[u64]) {
         let n = vcpu_insts.len().max(self.clock_stall.len());
+        if self.nvmain.as_ref().is_some_and(|t| t.is_open()) {
+            let ended = (0..n).map(|v| self.clock_ns(v)).fold(0.0, f64::max);
+            if let Some(trace) = self.nvmain.as_mut() {
+                trace.phase_ended(ended);
+            }
+        }
         self.clock_origin = (0..n)
             .map(|v| (vcpu_insts.get(v).copied().unwrap_or(0), self.clock_stall.get(v).copied().unwrap_or(0)))
             .collect();
@@ -855,9 +861,7 @@ impl Machine {
         self.queue_cycles += queue;
         self.stats.device_access(kind, line, false);
         self.cause = Cause::memory(kind);
-        if let Some(trace) = self.nvmain.as_mut() {
-            trace.request(&self.mem, line, false, self.core);
-        }
+        self.trace_request(line, false);
         self.send(Msg::Data, mc, requester, line);
         self.hop_cycles(home, mc) + queue + self.mem_read_cycles[kind as usize] + self.hop_cycles(mc, requester)
     }
@@ -885,8 +889,16 @@ impl Machine {
         let kind = self.mem.place(line).kind;
         self.controller_access(kind as usize, mc_id, true);
         self.stats.device_access(kind, line, true);
+        self.trace_request(line, true);
+    }
+
+    /// Hands a memory request to the NVMain trace, if one is written.
+    #[inline]
+    fn trace_request(&mut self, line: u64, write: bool) {
+        let Some(timing) = self.nvmain.as_ref().map(|t| t.timing) else { return };
+        let now = if timing == TraceClock::Modelled { self.clock_ns(self.vcpu) } else { 0.0 };
         if let Some(trace) = self.nvmain.as_mut() {
-            trace.request(&self.mem, line, true, self.core);
+            trace.request(&self.mem, line, write, self.core, now);
         }
     }
 

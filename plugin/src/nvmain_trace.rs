@@ -9,10 +9,13 @@
 //! CYCLE OP ADDRESS DATA THREADID
 //! ```
 //!
-//! - CYCLE: guest instructions executed by all vCPUs while a region was open, counted from
-//!   the first region's start (CPI 1: one cycle per instruction; NVMain reads the field as CPU
-//!   cycles at its `CPUFreq`). NVMain parses it with `atoi`, so values above `MAX_CYCLE` are
-//!   clamped (and counted).
+//! - CYCLE (`nvmain_clock=instructions`, the default): guest instructions executed by all vCPUs
+//!   while a region was open, counted from the first region's start (CPI 1: one cycle per
+//!   instruction; NVMain reads the field as CPU cycles at its `CPUFreq`).
+//!   `nvmain_clock=modelled`: nanoseconds of modelled time, the requesting vCPU's clock
+//!   ("Modelled time") with the regions' phases laid end to end, each as long as its slowest
+//!   vCPU (run NVMain with `CPUFreq=1000`). NVMain parses the field with `atoi`, so values
+//!   above `MAX_CYCLE` are clamped (and counted).
 //! - ADDRESS: hexadecimal byte address of the 64-byte line, rebased to the selected device
 //!   (`trace_address`).
 //! - DATA: 128 hexadecimal zeros, a placeholder (the model has no data values).
@@ -35,6 +38,32 @@ pub const HEADER: &str = "NVMV0\n";
 
 /// One 64-byte line of zero data, as 128 hexadecimal digits.
 const ZERO_DATA: &str = "00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000";
+
+/// What the trace's CYCLE field counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceClock {
+    /// All vCPUs' guest instructions, one cycle each.
+    Instructions,
+    /// The requesting vCPU's modelled clock, in nanoseconds.
+    Modelled,
+}
+
+impl TraceClock {
+    pub fn parse(value: &str) -> Result<TraceClock, String> {
+        match value {
+            "instructions" => Ok(TraceClock::Instructions),
+            "modelled" => Ok(TraceClock::Modelled),
+            _ => Err(format!("bad value '{value}' for nvmain_clock: expected instructions or modelled")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceClock::Instructions => "instructions",
+            TraceClock::Modelled => "modelled",
+        }
+    }
+}
 
 /// Which device's requests go into the trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,12 +120,15 @@ pub fn write_line(out: &mut impl Write, cycle: u64, write: bool, addr: u64, thre
     writeln!(out, "{cycle} {op} {addr:x} {ZERO_DATA} {thread}")
 }
 
-/// The trace being written: buffered, gated by the regions, timed by an instruction clock.
+/// The trace being written: buffered, gated by the regions, timed by `timing`.
 pub struct NvmainTrace<W: Write = BufWriter<File>> {
     out: W,
     pub select: Select,
+    pub timing: TraceClock,
     /// Instructions executed by all vCPUs so far (the plugin sums its per-vCPU counters).
     clock: fn() -> u64,
+    /// Modelled ns of the phases that ended while a region was open.
+    phases_ns: f64,
     open: bool,
     /// Instructions at which the trace's cycle 0 lies, shifted by the time outside regions.
     offset: u64,
@@ -109,17 +141,41 @@ pub struct NvmainTrace<W: Write = BufWriter<File>> {
 
 impl NvmainTrace {
     /// Creates `path` and writes the header.
-    pub fn create(path: &str, select: Select, clock: fn() -> u64) -> Result<NvmainTrace, String> {
+    pub fn create(path: &str, select: Select, timing: TraceClock, clock: fn() -> u64) -> Result<NvmainTrace, String> {
         let file = File::create(path).map_err(|e| format!("cannot write nvmain_trace={path}: {e}"))?;
-        NvmainTrace::new(BufWriter::with_capacity(1 << 20, file), select, clock)
+        NvmainTrace::new(BufWriter::with_capacity(1 << 20, file), select, timing, clock)
             .map_err(|e| format!("cannot write nvmain_trace={path}: {e}"))
     }
 }
 
 impl<W: Write> NvmainTrace<W> {
-    pub fn new(mut out: W, select: Select, clock: fn() -> u64) -> std::io::Result<NvmainTrace<W>> {
+    pub fn new(mut out: W, select: Select, timing: TraceClock, clock: fn() -> u64) -> std::io::Result<NvmainTrace<W>> {
         out.write_all(HEADER.as_bytes())?;
-        Ok(NvmainTrace { out, select, clock, open: false, offset: 0, closed_at: 0, lines: 0, clamped: 0, error: None })
+        Ok(NvmainTrace {
+            out,
+            select,
+            timing,
+            clock,
+            phases_ns: 0.0,
+            open: false,
+            offset: 0,
+            closed_at: 0,
+            lines: 0,
+            clamped: 0,
+            error: None,
+        })
+    }
+
+    pub fn is_open(&self) -> bool {
+        self.open
+    }
+
+    /// A phase of an open region ended after `modelled_ns` (its slowest vCPU's clock): the
+    /// vCPUs' clocks restart at 0, so the next phase's requests are timed after it.
+    pub fn phase_ended(&mut self, modelled_ns: f64) {
+        if self.open {
+            self.phases_ns += modelled_ns;
+        }
     }
 
     /// Follows the regions: requests are written only while one is open; time outside regions
@@ -138,14 +194,18 @@ impl<W: Write> NvmainTrace<W> {
         self.open = open;
     }
 
-    /// Records a request for `line` if a region is open and its device is selected.
+    /// Records a request for `line` if a region is open and its device is selected;
+    /// `modelled_ns` is the requesting vCPU's clock (read only by `TraceClock::Modelled`).
     #[inline]
-    pub fn request(&mut self, map: &MemoryMap, line: u64, write: bool, thread: usize) {
+    pub fn request(&mut self, map: &MemoryMap, line: u64, write: bool, thread: usize, modelled_ns: f64) {
         if !self.open || self.error.is_some() {
             return;
         }
         let Some(addr) = trace_address(self.select, map, line) else { return };
-        let mut cycle = (self.clock)().saturating_sub(self.offset);
+        let mut cycle = match self.timing {
+            TraceClock::Instructions => (self.clock)().saturating_sub(self.offset),
+            TraceClock::Modelled => (self.phases_ns + modelled_ns).max(0.0).round() as u64,
+        };
         if cycle > MAX_CYCLE {
             cycle = MAX_CYCLE;
             self.clamped += 1;
@@ -187,6 +247,13 @@ mod tests {
         let mut out = Vec::new();
         write_line(&mut out, 0, false, 0, 0).unwrap();
         assert!(String::from_utf8(out).unwrap().starts_with("0 R 0 0000"));
+    }
+
+    #[test]
+    fn clock_parses() {
+        assert_eq!(TraceClock::parse("modelled").unwrap(), TraceClock::Modelled);
+        assert_eq!(TraceClock::parse("instructions").unwrap().name(), "instructions");
+        assert!(TraceClock::parse("cycles").unwrap_err().contains("nvmain_clock"));
     }
 
     #[test]
@@ -235,27 +302,54 @@ mod tests {
         let pcm_line = 0x4000_0000 / 64 + 2; // offset 0x80
         let dram_line = 5;
         NOW.store(1000, Relaxed);
-        let mut t = NvmainTrace::new(Vec::new(), Select::Device(DeviceKind::Pcm), now).unwrap();
-        t.request(&map, pcm_line, true, 0); // no region open: dropped
+        let mut t =
+            NvmainTrace::new(Vec::new(), Select::Device(DeviceKind::Pcm), TraceClock::Instructions, now).unwrap();
+        t.request(&map, pcm_line, true, 0, 0.0); // no region open: dropped
         t.set_open(true); // cycle 0 = instruction 1000
         NOW.store(1500, Relaxed);
-        t.request(&map, pcm_line, false, 1); // cycle 500
-        t.request(&map, dram_line, true, 1); // DRAM: not selected
+        t.request(&map, pcm_line, false, 1, 9e9); // cycle 500 (the modelled clock is not read)
+        t.request(&map, dram_line, true, 1, 0.0); // DRAM: not selected
         NOW.store(1700, Relaxed);
         t.set_open(false); // closed at cycle 700
         NOW.store(9000, Relaxed);
-        t.request(&map, pcm_line, true, 2); // closed: dropped
+        t.request(&map, pcm_line, true, 2, 0.0); // closed: dropped
         t.set_open(true); // reopens at cycle 700
         NOW.store(9040, Relaxed);
-        t.request(&map, pcm_line, true, 2); // cycle 740
+        t.request(&map, pcm_line, true, 2, 0.0); // cycle 740
         NOW.store(9040 + MAX_CYCLE, Relaxed);
-        t.request(&map, pcm_line, true, 3); // cycle 740 + MAX_CYCLE: clamped
+        t.request(&map, pcm_line, true, 3, 0.0); // cycle 740 + MAX_CYCLE: clamped
         assert_eq!((t.lines, t.clamped), (3, 1));
-        let text = String::from_utf8(t.into_inner()).unwrap();
-        let short: Vec<String> = text
+        assert_eq!(fields_but_data(t.into_inner()), ["NVMV0", "500 R 80 1", "740 W 80 2", "2147483647 W 80 3"]);
+    }
+
+    fn fields_but_data(out: Vec<u8>) -> Vec<String> {
+        String::from_utf8(out)
+            .unwrap()
             .lines()
             .map(|l| l.split(' ').enumerate().filter(|(i, _)| *i != 3).map(|(_, f)| f).collect::<Vec<_>>().join(" "))
-            .collect();
-        assert_eq!(short, ["NVMV0", "500 R 80 1", "740 W 80 2", "2147483647 W 80 3"]);
+            .collect()
+    }
+
+    #[test]
+    fn the_modelled_clock_lays_phases_end_to_end() {
+        let map = MemoryMap::new(vec![MemRange::parse("pcm:40000000:40000000").unwrap()]).unwrap();
+        let line = 0x4000_0000 / 64 + 1; // offset 0x40
+        let mut t = NvmainTrace::new(Vec::new(), Select::Device(DeviceKind::Pcm), TraceClock::Modelled, now).unwrap();
+        t.phase_ended(500.0); // before the region: not counted
+        t.set_open(true);
+        t.request(&map, line, false, 0, 120.4); // 120 ns
+        t.request(&map, line, true, 1, 80.6); // another vCPU's clock, behind: 81 ns, as it is
+        t.phase_ended(300.0); // the phase lasted 300 ns; the clocks restart at 0
+        t.request(&map, line, false, 1, 10.0); // 310 ns
+        t.set_open(false);
+        t.phase_ended(1000.0); // closed: not counted
+        t.set_open(true);
+        t.request(&map, line, true, 0, 5.0); // 305 ns: time outside regions does not count
+        t.request(&map, line, true, 0, MAX_CYCLE as f64); // clamped
+        assert_eq!((t.lines, t.clamped), (5, 1));
+        assert_eq!(
+            fields_but_data(t.into_inner()),
+            ["NVMV0", "120 R 40 0", "81 W 40 1", "310 R 40 1", "305 W 40 0", "2147483647 W 40 0"]
+        );
     }
 }

@@ -111,7 +111,7 @@ unsafe fn install(id: qemu_plugin_id_t, info: *const qemu_info_t, args: &[String
         m.race_lax_ns = config.window_cycles(params.timing.cpi) / params.timing.ghz;
     }
     if let (Some(path), Some(m)) = (&config.nvmain_trace, machine.as_mut()) {
-        m.nvmain = Some(Box::new(NvmainTrace::create(path, config.nvmain_device, all_insts)?));
+        m.nvmain = Some(Box::new(NvmainTrace::create(path, config.nvmain_device, config.nvmain_clock, all_insts)?));
     }
     let regions = Regions::new(config.mode != Mode::Full);
     let lock_funcs = LockFunctions::new(&syms);

@@ -3,6 +3,7 @@
 use crate::args::{self, Config, Mode};
 use crate::coherence::Machine;
 use crate::memory::{DeviceKind, MemRange, MemoryMap};
+use crate::nvmain_trace::{NvmainTrace, TraceClock};
 use crate::params::{Params, LINE_BYTES};
 use crate::presets::preset;
 use crate::race::Race;
@@ -642,7 +643,7 @@ fn nvmain_trace_has_one_line_per_pcm_request() {
     let path = std::env::temp_dir().join(format!("manylab-nvmain-{}.nvt", std::process::id()));
     let path_s = path.to_str().unwrap().to_string();
     let select = crate::nvmain_trace::Select::Device(DeviceKind::Pcm);
-    let mut trace = crate::nvmain_trace::NvmainTrace::create(&path_s, select, zero_clock).unwrap();
+    let mut trace = NvmainTrace::create(&path_s, select, TraceClock::Instructions, zero_clock).unwrap();
     trace.set_open(true);
     m.nvmain = Some(Box::new(trace));
     let base = pcm_start / LINE_BYTES;
@@ -673,6 +674,33 @@ fn nvmain_trace_has_one_line_per_pcm_request() {
         let f: Vec<&str> = l.split(' ').collect();
         assert_eq!((f[0], f[2], f[4]), ("0", "c0", "0"));
     }
+}
+
+#[test]
+fn a_modelled_nvmain_trace_follows_the_requesting_vcpus_clock() {
+    let pcm_start = 1u64 << 30;
+    let pcm = MemRange { kind: DeviceKind::Pcm, start: pcm_start, size: 1 << 30 };
+    let mut m = machine(tiny(), 2, vec![pcm]);
+    let path = std::env::temp_dir().join(format!("manylab-nvmain-modelled-{}.nvt", std::process::id()));
+    let select = crate::nvmain_trace::Select::Device(DeviceKind::Pcm);
+    let mut trace = NvmainTrace::create(path.to_str().unwrap(), select, TraceClock::Modelled, zero_clock).unwrap();
+    trace.set_open(true);
+    m.nvmain = Some(Box::new(trace));
+    let base = pcm_start / LINE_BYTES;
+    read(&mut m, 0, base); // at vCPU 0's clock 0
+    let after_first = m.clock_ns(0);
+    assert!(after_first > 0.0);
+    read(&mut m, 0, base + 16); // at its clock after the first miss
+    read(&mut m, 1, base + 32); // vCPU 1 has not stalled yet: at 0
+    let phase = m.clock_ns(0).max(m.clock_ns(1));
+    m.restart_clocks(&[0, 0]);
+    read(&mut m, 1, base + 48); // the next phase starts where the slowest vCPU ended
+    let mut trace = m.nvmain.take().unwrap();
+    trace.flush();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let cycles: Vec<u64> = text.lines().skip(1).map(|l| l.split(' ').next().unwrap().parse().unwrap()).collect();
+    assert_eq!(cycles, [0, after_first.round() as u64, 0, phase.round() as u64]);
 }
 
 // ---- Timing: hand-computed latencies on tiny-4 (1 GHz, lat.l1 4, lat.l2 10, lat.dir 5,

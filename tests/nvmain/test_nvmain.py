@@ -1,6 +1,7 @@
 """The NVMain hook: stats import (on a recorded real output), the plugin's trace option, and a
 run of the real NVMain when it is installed."""
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -51,6 +52,8 @@ def test_importer_on_a_recorded_nvmain_output():
     assert not any(key.startswith("i0.") for key in stats)
     summary = nvmain.summarize(stats, exit_cycle, nvmain.read_config(PCM))
     check_against_trace(summary, DATA / "tiny.nvt", nvmain.read_config(PCM))
+    # The global cycle counts the config's CPUFreq (2000 MHz): half a nanosecond each.
+    assert summary["time_ns"] == exit_cycle / 2
 
 
 def test_parse_output_drops_units_histograms_and_nans():
@@ -112,6 +115,28 @@ def test_spec_key_passes_the_trace_path_next_to_stats(write_spec):
     assert "nvmain_trace" not in plan.identity(off).get("plugin", {})
 
 
+def test_the_modelled_clock_reaches_the_plugin_and_nvmain(write_spec, tmp_path):
+    params = point(write_spec, "[plugin]\nenabled = true\nnvmain_trace = true\n"
+                               "nvmain_clock = 'modelled'\n")
+    args = plugin.arguments(PointParams.from_dict(params), Path("/r/p/stats.json"),
+                            Path("/k/System.map"))
+    assert "nvmain_clock=modelled" in args
+    default = point(write_spec, "[plugin]\nenabled = true\nnvmain_trace = true\n")
+    assert not any(a.startswith("nvmain_clock=") for a in
+                   plugin.arguments(PointParams.from_dict(default), Path("/r/p/stats.json"),
+                                    Path("/k/System.map")))
+    assert "nvmain_clock" not in plan.identity(default)["plugin"]
+    with pytest.raises(specs.SpecError, match=r"\[plugin\] nvmain_clock: .*nvmain_trace = true"):
+        point(write_spec, "[plugin]\nenabled = true\nnvmain_clock = 'modelled'\n")
+    # `manylab nvmain` reads the clock from the point's inputs.json beside the trace.
+    trace = tmp_path / "nvmain.trace"
+    assert nvmain.trace_cpu_mhz(trace) is None
+    (tmp_path / "inputs.json").write_text(json.dumps({"params": params}))
+    assert nvmain.trace_cpu_mhz(trace) == nvmain.MODELLED_CPU_MHZ
+    (tmp_path / "inputs.json").write_text(json.dumps({"params": default}))
+    assert nvmain.trace_cpu_mhz(trace) is None
+
+
 def test_spec_key_needs_the_full_model(write_spec):
     with pytest.raises(specs.SpecError, match=r"\[plugin\] nvmain_trace: .*mode = 'full'"):
         point(write_spec, "[plugin]\nenabled = true\nmode = 'count'\nnvmain_trace = true\n")
@@ -143,4 +168,11 @@ def test_real_nvmain_on_a_tiny_trace(tmp_path):
     summary = result["summary"]
     assert isinstance(summary, dict)
     check_against_trace(summary, trace, nvmain.read_config(PCM))
+    # A trace in modelled nanoseconds: CPUFreq=1000 on the command line, one global cycle a ns.
+    result = nvmain.run(trace, PCM, tmp_path / "ns", cpu_mhz=nvmain.MODELLED_CPU_MHZ)
+    assert result["command"][-1] == "CPUFreq=1000"
+    summary_ns = result["summary"]
+    assert isinstance(summary_ns, dict)
+    check_against_trace(summary_ns, trace, nvmain.read_config(PCM))
+    assert summary_ns["time_ns"] == summary_ns["cycles.global"] >= 190
 

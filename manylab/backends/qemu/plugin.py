@@ -59,6 +59,8 @@ def arguments(point: PointParams, stats_out: Path, system_map: Path) -> list[str
             raise LabError("plugin.nvmain_trace = true needs plugin.enabled = true and "
                            "plugin.mode = 'full' (the trace comes from the cache model)")
         args.append(f"nvmain_trace={stats_out.parent / 'nvmain.trace'}")
+        if settings.nvmain_clock != "instructions":
+            args.append(f"nvmain_clock={settings.nvmain_clock}")
     if _snc(settings.set) and len(point.machine.numa) > 1:
         # An SNC cluster mode over several NUMA nodes: each range carries its node and each
         # node's vCPUs are listed, so the plugin homes node k's memory and runs node k's vCPUs
