@@ -162,11 +162,21 @@ def summarize(stats: Stats, exit_cycle: int | None, config: dict[str, str]) -> S
     return summary
 
 
+def parse_override(text: str) -> tuple[str, str]:
+    """`KEY=VALUE`, one of NVMain's command-line config overrides."""
+    key, sep, value = text.partition("=")
+    if not sep or not key or not value or any(c.isspace() for c in text):
+        raise LabError(f"--set {text}: expected KEY=VALUE, a key of the NVMain config "
+                       "(e.g. --set BANKS=16)")
+    return key, value
+
+
 def run(trace: Path, config: Path, out_dir: Path, cycles: int = 0,
-        cpu_mhz: int | None = None) -> dict[str, object]:
+        cpu_mhz: int | None = None, overrides: tuple[str, ...] = ()) -> dict[str, object]:
     """Runs NVMain's trace simulator; writes out_dir/nvmain.log (its output) and
     out_dir/nvmain.json ({"summary", "stats", "command", "config"}) and returns the latter.
-    `cpu_mhz` overrides the config's CPUFreq, the unit of the trace's cycles."""
+    `cpu_mhz` overrides the config's CPUFreq, the unit of the trace's cycles; `overrides`
+    (`KEY=VALUE`) any other config key."""
     if not trace.is_file():
         raise LabError(f"{trace}: no such trace: write one with the plugin's nvmain_trace= "
                        "(spec key plugin.nvmain_trace = true)")
@@ -175,9 +185,12 @@ def run(trace: Path, config: Path, out_dir: Path, cycles: int = 0,
     exe = binary()
     argv = [str(exe), str(config), str(trace), str(cycles)]
     keys = read_config(config)
+    settings = [parse_override(text) for text in overrides]
     if cpu_mhz is not None:
-        argv.append(f"CPUFreq={cpu_mhz}")
-        keys["CPUFreq"] = str(cpu_mhz)
+        settings.append(("CPUFreq", str(cpu_mhz)))
+    for key, value in settings:
+        argv.append(f"{key}={value}")
+        keys[key] = value
     done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           errors="replace", check=False)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -202,7 +215,8 @@ def run(trace: Path, config: Path, out_dir: Path, cycles: int = 0,
 def cmd_nvmain(args: argparse.Namespace) -> int:
     trace = Path(args.trace)
     out_dir = Path(args.out) if args.out else trace.resolve().parent
-    result = run(trace, config_path(args.config), out_dir, args.cycles, trace_cpu_mhz(trace))
+    result = run(trace, config_path(args.config), out_dir, args.cycles, trace_cpu_mhz(trace),
+                 tuple(args.set))
     summary = result["summary"]
     assert isinstance(summary, dict)
     print(json.dumps(summary, indent=1, sort_keys=True))
@@ -219,4 +233,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                                              "(default: the trace's folder)")
     p.add_argument("--cycles", type=int, default=0,
                    help="NVMain's CYCLES argument: stop after this many trace cycles (0: all)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a key of the config (repeatable), e.g. --set BANKS=16")
     p.set_defaults(func=cmd_nvmain)

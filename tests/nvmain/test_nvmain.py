@@ -87,6 +87,18 @@ def test_missing_binary_is_a_one_line_error(monkeypatch, tmp_path, capsys):
         nvmain.binary()
 
 
+def test_a_bad_override_is_a_one_line_error(tmp_path, capsys, monkeypatch):
+    assert nvmain.parse_override("BANKS=16") == ("BANKS", "16")
+    for bad in ("BANKS", "=16", "BANKS=", "BANKS=1 6"):
+        with pytest.raises(LabError, match="expected KEY=VALUE"):
+            nvmain.parse_override(bad)
+    trace = tmp_path / "t.nvt"
+    trace.write_text("NVMV0\n")
+    monkeypatch.setenv(nvmain.ENV, "/bin/true")
+    assert main(["nvmain", str(trace), "--config", "pcm.config", "--set", "BANKS"]) == 2
+    assert "expected KEY=VALUE" in capsys.readouterr().err
+
+
 def test_unknown_config_names_the_choices():
     with pytest.raises(LabError, match="pcm.config"):
         nvmain.config_path("flash.config")
@@ -175,4 +187,12 @@ def test_real_nvmain_on_a_tiny_trace(tmp_path):
     assert isinstance(summary_ns, dict)
     check_against_trace(summary_ns, trace, nvmain.read_config(PCM))
     assert summary_ns["time_ns"] == summary_ns["cycles.global"] >= 190
+    # A config key overridden on NVMain's command line: four times the banks, same counts.
+    banks = nvmain.run(trace, PCM, tmp_path / "banks", overrides=("BANKS=16",))
+    assert "BANKS=16" in banks["command"]
+    assert isinstance(banks["stats"], dict)
+    assert any(".bank15." in key for key in banks["stats"])
+    assert not any(".bank4." in key for key in result["stats"])  # type: ignore[union-attr]
+    assert isinstance(banks["summary"], dict)
+    check_against_trace(banks["summary"], trace, nvmain.read_config(PCM))
 
