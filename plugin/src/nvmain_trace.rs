@@ -56,13 +56,6 @@ impl TraceClock {
             _ => Err(format!("bad value '{value}' for nvmain_clock: expected instructions or modelled")),
         }
     }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            TraceClock::Instructions => "instructions",
-            TraceClock::Modelled => "modelled",
-        }
-    }
 }
 
 /// Which device's requests go into the trace.
@@ -166,10 +159,6 @@ impl<W: Write> NvmainTrace<W> {
         })
     }
 
-    pub fn is_open(&self) -> bool {
-        self.open
-    }
-
     /// A phase of an open region ended after `modelled_ns` (its slowest vCPU's clock): the
     /// vCPUs' clocks restart at 0, so the next phase's requests are timed after it.
     pub fn phase_ended(&mut self, modelled_ns: f64) {
@@ -252,7 +241,7 @@ mod tests {
     #[test]
     fn clock_parses() {
         assert_eq!(TraceClock::parse("modelled").unwrap(), TraceClock::Modelled);
-        assert_eq!(TraceClock::parse("instructions").unwrap().name(), "instructions");
+        assert_eq!(TraceClock::parse("instructions").unwrap(), TraceClock::Instructions);
         assert!(TraceClock::parse("cycles").unwrap_err().contains("nvmain_clock"));
     }
 

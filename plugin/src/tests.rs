@@ -634,19 +634,32 @@ fn zero_clock() -> u64 {
     0
 }
 
-#[test]
-fn nvmain_trace_has_one_line_per_pcm_request() {
-    // PCM from 1 GiB; lines below it are DRAM and must stay out of a pcm trace.
+/// PCM from 1 GiB (lines below it are DRAM); a machine of `vcpus` writing an open PCM trace
+/// timed by `timing` to a temporary file. Returns the machine, the file and PCM's first line.
+fn machine_tracing_pcm(vcpus: usize, timing: TraceClock, name: &str) -> (Machine, std::path::PathBuf, u64) {
     let pcm_start = 1u64 << 30;
     let pcm = MemRange { kind: DeviceKind::Pcm, start: pcm_start, size: 1 << 30 };
-    let mut m = machine(tiny(), 4, vec![pcm]);
-    let path = std::env::temp_dir().join(format!("manylab-nvmain-{}.nvt", std::process::id()));
-    let path_s = path.to_str().unwrap().to_string();
+    let mut m = machine(tiny(), vcpus, vec![pcm]);
+    let path = std::env::temp_dir().join(format!("manylab-{name}-{}.nvt", std::process::id()));
     let select = crate::nvmain_trace::Select::Device(DeviceKind::Pcm);
-    let mut trace = NvmainTrace::create(&path_s, select, TraceClock::Instructions, zero_clock).unwrap();
+    let mut trace = NvmainTrace::create(path.to_str().unwrap(), select, timing, zero_clock).unwrap();
     trace.set_open(true);
     m.nvmain = Some(Box::new(trace));
-    let base = pcm_start / LINE_BYTES;
+    (m, path, pcm_start / LINE_BYTES)
+}
+
+/// Takes the machine's trace, flushes it and returns it with the file's text (file removed).
+fn finish_trace(m: &mut Machine, path: &std::path::Path) -> (Box<NvmainTrace>, String) {
+    let mut trace = m.nvmain.take().unwrap();
+    trace.flush();
+    let text = std::fs::read_to_string(path).unwrap();
+    std::fs::remove_file(path).unwrap();
+    (trace, text)
+}
+
+#[test]
+fn nvmain_trace_has_one_line_per_pcm_request() {
+    let (mut m, path, base) = machine_tracing_pcm(4, TraceClock::Instructions, "nvmain");
     let k = 3;
     for round in 0..k {
         write(&mut m, 0, base + 3);
@@ -655,11 +668,8 @@ fn nvmain_trace_has_one_line_per_pcm_request() {
         }
         read(&mut m, 1, 7 + 16 * round); // a DRAM line
     }
-    let mut trace = m.nvmain.take().unwrap();
-    trace.flush();
+    let (trace, text) = finish_trace(&mut m, &path);
     assert!(trace.error.is_none());
-    let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::remove_file(&path).unwrap();
     let s = &m.stats.slots[TOTAL];
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "NVMV0");
@@ -678,15 +688,7 @@ fn nvmain_trace_has_one_line_per_pcm_request() {
 
 #[test]
 fn a_modelled_nvmain_trace_follows_the_requesting_vcpus_clock() {
-    let pcm_start = 1u64 << 30;
-    let pcm = MemRange { kind: DeviceKind::Pcm, start: pcm_start, size: 1 << 30 };
-    let mut m = machine(tiny(), 2, vec![pcm]);
-    let path = std::env::temp_dir().join(format!("manylab-nvmain-modelled-{}.nvt", std::process::id()));
-    let select = crate::nvmain_trace::Select::Device(DeviceKind::Pcm);
-    let mut trace = NvmainTrace::create(path.to_str().unwrap(), select, TraceClock::Modelled, zero_clock).unwrap();
-    trace.set_open(true);
-    m.nvmain = Some(Box::new(trace));
-    let base = pcm_start / LINE_BYTES;
+    let (mut m, path, base) = machine_tracing_pcm(2, TraceClock::Modelled, "nvmain-modelled");
     read(&mut m, 0, base); // at vCPU 0's clock 0
     let after_first = m.clock_ns(0);
     assert!(after_first > 0.0);
@@ -695,10 +697,7 @@ fn a_modelled_nvmain_trace_follows_the_requesting_vcpus_clock() {
     let phase = m.clock_ns(0).max(m.clock_ns(1));
     m.restart_clocks(&[0, 0]);
     read(&mut m, 1, base + 48); // the next phase starts where the slowest vCPU ended
-    let mut trace = m.nvmain.take().unwrap();
-    trace.flush();
-    let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::remove_file(&path).unwrap();
+    let (_, text) = finish_trace(&mut m, &path);
     let cycles: Vec<u64> = text.lines().skip(1).map(|l| l.split(' ').next().unwrap().parse().unwrap()).collect();
     assert_eq!(cycles, [0, after_first.round() as u64, 0, phase.round() as u64]);
 }
