@@ -2,7 +2,9 @@
 
 Each workload is a static C program in workloads/<name>.c, installed in the guest as
 /manylab/bin/<name>. Spec arguments become long options: `size = "8M"` -> `--size 8M`,
-`fsync = true` -> `--fsync` (false: left out).
+`fsync = true` -> `--fsync` (false: left out). A whole-number argument given as "{repeat}"
+receives the point's repeat index in the guest, so a study's repeats can vary a workload's own
+seed while staying repeats of one setting (its parameters keep the text).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class Workload:
     bundles: tuple[str, ...] = ()  # optional image bundles it runs (image-contents.txt)
 
 
+REPEAT = "{repeat}"
 SIZE_ARG = Arg((str, int), doc="bytes, K/M/G suffix allowed", size=True)
 WORKERS_ARG = Arg(int, doc="worker threads ('{vcpus}' = one per vCPU)")
 NO_PIN_ARG = Arg(bool, doc="do not pin thread i to CPU i")
@@ -233,6 +236,11 @@ def check_args(spec_path: Path, name: str, args: dict[str, Any]) -> None:
         if arg is None:
             raise LabError(f"{where}: '{name}' has no argument '{key}' "
                            f"(allowed: {', '.join(workload.args) or 'none'})")
+        if value == REPEAT:
+            if not _type_ok(0, arg.kind) or arg.choices:
+                raise LabError(f"{where}: {REPEAT} stands for a whole number, which '{key}' "
+                               "does not take")
+            continue
         if not _type_ok(value, arg.kind):
             raise LabError(f"{where}: {value!r} has the wrong type for '{name}'")
         if arg.choices and value not in arg.choices:
@@ -245,8 +253,9 @@ def check_args(spec_path: Path, name: str, args: dict[str, Any]) -> None:
                 raise LabError(f"{where}: {error}") from error
 
 
-def command_line(name: str, args: dict[str, Any]) -> str:
-    """The shell command that runs the workload in the guest (work directory in $WORKDIR)."""
+def command_line(name: str, args: dict[str, Any], repeat: int = 0) -> str:
+    """The shell command that runs the workload in the guest (work directory in $WORKDIR);
+    "{repeat}" arguments become `repeat`."""
     workload = REGISTRY[name]
     if name == "shell":
         return str(args.get("script", "true"))
@@ -256,6 +265,8 @@ def command_line(name: str, args: dict[str, Any]) -> str:
         if isinstance(value, bool):
             if value:
                 words.append(option)
+        elif value == REPEAT:
+            words += [option, str(repeat)]
         else:
             words += [option, str(value)]
     text = " ".join(shlex.quote(w) for w in words)
@@ -280,7 +291,7 @@ def run_script(point: PointParams) -> str:
         lines.append(f"echo {shlex.quote(str(value))} > {path} || "
                      f"{{ echo 'manylab: cannot set sysctl {key}'; exit 4; }}")
     lines += kstats.script_lines()
-    command = command_line(workload.name, dict(workload.args))
+    command = command_line(workload.name, dict(workload.args), point.repeat)
     if workload.membind >= 0:
         command = f"membind {workload.membind} sh -c {shlex.quote(command)}"
     lines.append(command)

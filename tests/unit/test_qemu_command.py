@@ -281,3 +281,22 @@ def test_repeats_in_lockstep_seed_the_first_turns_and_repeat_0_replays(write_spe
     last = plan.points(free)[1].config
     assert not any(a.startswith("phase_seed=") for a in
                    plugin.arguments(last, Path("/r/s.json"), Path("/k/S.map")))
+
+
+def test_a_repeat_argument_gives_each_repeat_its_own_value_in_one_setting(write_spec):
+    spec = specs.load(write_spec('[study]\nrepeats = 3\n[workload]\nname = "mobileapps"\n'
+                                 'args = {scenario = "push", seed = "{repeat}"}\n'))
+    points = plan.points(spec)
+    assert [p.config.repeat for p in points] == [0, 1, 2]
+    assert {p.params["workload"]["args"]["seed"] for p in points} == {"{repeat}"}
+    assert len({p.id for p in points}) == 3
+    scripts = [run_script(p.config) for p in points]
+    assert [s.splitlines()[-1].split("--seed ")[1].split()[0] for s in scripts] == ["0", "1", "2"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ('seed = "{repeats}"', "wrong type"), ('scenario = "{repeat}"', "does not take"),
+    ('replay = "{repeat}"', "does not take")])
+def test_a_repeat_argument_must_be_spelled_exactly_and_be_a_number(write_spec, args, message):
+    with pytest.raises(LabError, match=message):
+        plan.points(specs.load(write_spec(f'[workload]\nname = "mobileapps"\nargs = {{{args}}}\n')))
