@@ -36,8 +36,8 @@ def plot_set(workload: str) -> PlotSet:
     return REGISTRY.get(workload, REGISTRY["generic"])
 
 
-BUILTIN = ("contention", "forkbench", "generic", "mmf", "mobileapps", "pwriter", "serialprobe",
-           "stream")
+BUILTIN = ("contention", "forkbench", "generic", "mmf", "mobileapps", "modelled_ops", "pwriter",
+           "serialprobe", "stream")
 
 
 def _load_builtin() -> None:

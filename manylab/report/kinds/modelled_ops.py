@@ -1,0 +1,163 @@
+"""The LDU thesis's workloads in modelled time (digest section 5): Exim messages (`smtpload`),
+process creations (`lmproc`) and AIM7 jobs (`aim7`) per modelled second of the ROI, per
+kernel setting and vCPU count, mean and 95% interval over the repeats, against the baseline
+setting, with the causal clock's wait and idle shares; the thesis's speed-up at 120 cores
+judged where the study ran 120 vCPUs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from manylab.report.kinds import PlotSet, generic, register
+from manylab.report.kinds.common import (
+    MODELLED_TIME_NOTE,
+    baseline,
+    first_lines,
+    modelled_rate,
+    no_points,
+)
+from manylab.report.model import Context, Section, Table
+from manylab.report.published import LDU_SPEEDUP, Published
+from manylab.report.records import Record, is_number, numeric_columns, ok_records
+from manylab.report.stats import Summary, aggregate, gains, sort_key, summarize
+from manylab.report.verdicts import gain_verdict, interval
+
+X = "machine.vcpus"
+TIME = "stats.roi.time.modelled_ns"
+RATE = "modelled.ops_per_s"
+PUBLISHED_CORES = 120
+CYCLES, WAIT, IDLE, INSTS = ("stats.roi.time.cycles.sum", "stats.roi.time.wait",
+                             "stats.roi.time.idle", "stats.roi.insts")
+
+
+@dataclass(frozen=True)
+class Operations:
+    """What one workload counts as an operation, and the thesis's figure for it."""
+    workload: str
+    amount: str    # the result column counting the ROI's operations
+    noun: str
+    metric: str    # the LDU_SPEEDUP metric, "" when the thesis has none
+    mode: str = ""  # only points whose result.params.mode is this get the thesis's figure
+
+
+WORKLOADS = (
+    Operations("smtpload", "result.delivered", "messages", "exim_speedup"),
+    Operations("lmproc", "result.ops", "process creations", "lmbench_fork_speedup", "fork"),
+    Operations("aim7", "result.jobs", "jobs", "aim7_speedup"),
+)
+
+
+def published(ops: Operations, records: list[Record]) -> Published | None:
+    if ops.mode and any(r.get("result.params.mode") != ops.mode for r in records):
+        return None
+    return next((p for p in LDU_SPEEDUP if p.metric == ops.metric), None)
+
+
+def shares(records: list[Record]) -> dict[str, Summary]:
+    """Per-point wait and idle shares of all vCPUs' ROI cycles, instructions per operation."""
+    out: dict[str, list[float]] = {"wait": [], "idle": [], "insts": []}
+    for r in records:
+        cycles = float(r[CYCLES]) if is_number(r.get(CYCLES)) else 0.0
+        if cycles > 0:
+            out["wait"].append(float(r.get(WAIT) or 0) / cycles)
+            out["idle"].append(float(r.get(IDLE) or 0) / cycles)
+        if is_number(r.get(INSTS)) and r["_ops"] > 0:
+            out["insts"].append(float(r[INSTS]) / r["_ops"])
+    return {k: summarize(v) for k, v in out.items()}
+
+
+def apart(a: Summary, b: Summary) -> str:
+    ia, ib = interval(a), interval(b)
+    if ia is None or ib is None:
+        return "one run"
+    return "apart" if ia[1] < ib[0] or ib[1] < ia[0] else "overlapping"
+
+
+def percent(s: Summary) -> str:
+    return f"{100 * s.mean:.1f}%" if s.n else ""
+
+
+def sections_for(ops: Operations, ctx: Context) -> list[Section]:
+    title = f"{ops.workload}: {ops.noun} per modelled second"
+    good = [{**r, "_ops": float(r[ops.amount])} for r in first_lines(ok_records(ctx.records))
+            if is_number(r.get(ops.amount))]
+    rated = modelled_rate(good, ops.amount, TIME, RATE, 1.0)
+    if not rated:
+        return no_points(title) if not good else [Section(title, [
+            f"No point has the machine model's ROI time ({TIME}): run with [plugin] enabled "
+            "= true and machine.quantum_unit = \"cycles\"."])]
+    base = baseline(ctx, rated)
+    setting = [k for k in ctx.swept if k.startswith("kernel.")]
+    others = [k for k in ctx.swept if not k.startswith("kernel.") and k != X]
+    keys = [*setting, *others, X]
+    rates = aggregate(rated, keys, RATE)
+    by_key: dict[tuple[object, ...], list[Record]] = {}
+    for r in rated:
+        by_key.setdefault(tuple(r.get(k) for k in keys), []).append(r)
+    rows = []
+    for combo in sorted(rates, key=lambda c: [sort_key(v) for v in c]):
+        s = rates[combo]
+        found = shares(by_key[combo])
+        ref = None
+        if base is not None and base[0] in keys:
+            ref = rates.get(tuple(base[1] if k == base[0] else v
+                                  for k, v in zip(keys, combo, strict=True)))
+        times = [float(r[TIME]) / 1e6 for r in by_key[combo]]
+        rows.append([*map(str, combo), str(s.n), f"{s.mean:,.0f}", f"±{s.ci95:,.0f}",
+                     f"{s.mean / ref.mean:.3f}" if ref is not None else "",
+                     apart(s, ref) if ref is not None and ref is not s else "",
+                     f"{min(times):,.1f}-{max(times):,.1f}", percent(found["wait"]),
+                     percent(found["idle"]),
+                     f"{found['insts'].mean / 1e6:.2f} M" if found["insts"].n else ""])
+    paragraphs = [
+        f"{ops.noun.capitalize()} ({ops.amount}) over the ROI's modelled time ({TIME}), per "
+        "point; mean and 95% interval over the repeats. \"vs baseline\" is the ratio of the "
+        "means at the same vCPUs; \"intervals\" whether the two 95% intervals are apart. Wait "
+        "and idle: the causal clock's wait and idle cycles as shares of all vCPUs' ROI "
+        "cycles.", MODELLED_TIME_NOTE]
+    if any(r.get("machine.quantum_unit") != "cycles" for r in rated):
+        paragraphs.append("Caution: some points switched vCPUs by instructions "
+                          "(machine.quantum_unit), so their modelled time under-charges "
+                          "waiting.")
+    paragraphs += verdicts(ops, ctx, rated, base, keys)
+    columns = [*keys, "n", f"{ops.noun} per modelled s", "95% CI", "vs baseline",
+               "intervals", "ROI modelled ms", "wait", "idle", "instructions per op"]
+    return [Section(title, paragraphs, [], [Table(title, columns, rows)])]
+
+
+def verdicts(ops: Operations, ctx: Context, rated: list[Record], base: tuple[str, str] | None,
+             keys: list[str]) -> list[str]:
+    """The thesis's speed-up over stock at 120 cores, judged at 120 vCPUs only."""
+    item = published(ops, rated)
+    if item is None or base is None:
+        return []
+    at = [r for r in rated if r.get(X) == PUBLISHED_CORES]
+    if not at:
+        ran = ", ".join(str(v) for v in sorted({r.get(X) for r in rated}, key=sort_key))
+        return [f"{item.label}: {item.value:g}x over stock at "
+                f"{PUBLISHED_CORES} cores; this study ran {ran} vCPUs: no verdict here."]
+    out = []
+    match = [X, "repeat", *[k for k in keys if not k.startswith("kernel.") and k != X]]
+    reference = [r for r in at if str(r.get(base[0])) == base[1]]
+    claimed = 100.0 * (item.value - 1.0)
+    for other in sorted({str(r.get(base[0])) for r in at} - {base[1]}):
+        found = gains(reference + [r for r in at if str(r.get(base[0])) == other], base[0],
+                      base[1], other, RATE, match)
+        s = summarize(row["gain_pct"] for row in found)
+        out.append(f"{base[0]}={other} at {PUBLISHED_CORES} vCPUs: {s.mean:+.1f}% over "
+                   f"{base[1]} (paired by repeat, n={s.n}, 95% ±{s.ci95:.1f}); {item.label}: "
+                   f"{item.value:g}x ({claimed:+.0f}%): {gain_verdict(s, claimed, claimed)}.")
+    return out
+
+
+def columns(records: list[Record], swept: list[str]) -> list[str]:
+    return swept + ["repeat"] + numeric_columns(records, "result.")
+
+
+def _plot_set(ops: Operations) -> PlotSet:
+    return PlotSet(ops.workload,
+                   lambda ctx: [*generic.sections(ctx), *sections_for(ops, ctx)], columns)
+
+
+for _ops in WORKLOADS:
+    register(_plot_set(_ops))
