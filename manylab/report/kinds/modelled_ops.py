@@ -53,7 +53,7 @@ def published(ops: Operations, records: list[Record]) -> Published | None:
     return next((p for p in LDU_SPEEDUP if p.metric == ops.metric), None)
 
 
-def shares(records: list[Record]) -> dict[str, Summary]:
+def shares(records: list[Record], amount: str) -> dict[str, Summary]:
     """Per-point wait and idle shares of all vCPUs' ROI cycles, instructions per operation."""
     out: dict[str, list[float]] = {"wait": [], "idle": [], "insts": []}
     for r in records:
@@ -61,8 +61,8 @@ def shares(records: list[Record]) -> dict[str, Summary]:
         if cycles > 0:
             out["wait"].append(float(r.get(WAIT) or 0) / cycles)
             out["idle"].append(float(r.get(IDLE) or 0) / cycles)
-        if is_number(r.get(INSTS)) and r["_ops"] > 0:
-            out["insts"].append(float(r[INSTS]) / r["_ops"])
+        if is_number(r.get(INSTS)) and float(r[amount]) > 0:
+            out["insts"].append(float(r[INSTS]) / float(r[amount]))
     return {k: summarize(v) for k, v in out.items()}
 
 
@@ -79,8 +79,7 @@ def percent(s: Summary) -> str:
 
 def sections_for(ops: Operations, ctx: Context) -> list[Section]:
     title = f"{ops.workload}: {ops.noun} per modelled second"
-    good = [{**r, "_ops": float(r[ops.amount])} for r in first_lines(ok_records(ctx.records))
-            if is_number(r.get(ops.amount))]
+    good = [r for r in first_lines(ok_records(ctx.records)) if is_number(r.get(ops.amount))]
     rated = modelled_rate(good, ops.amount, TIME, RATE, 1.0)
     if not rated:
         return no_points(title) if not good else [Section(title, [
@@ -97,7 +96,7 @@ def sections_for(ops: Operations, ctx: Context) -> list[Section]:
     rows = []
     for combo in sorted(rates, key=lambda c: [sort_key(v) for v in c]):
         s = rates[combo]
-        found = shares(by_key[combo])
+        found = shares(by_key[combo], ops.amount)
         ref = None
         if base is not None and base[0] in keys:
             ref = rates.get(tuple(base[1] if k == base[0] else v
@@ -119,13 +118,13 @@ def sections_for(ops: Operations, ctx: Context) -> list[Section]:
         paragraphs.append("Caution: some points switched vCPUs by instructions "
                           "(machine.quantum_unit), so their modelled time under-charges "
                           "waiting.")
-    paragraphs += verdicts(ops, ctx, rated, base, keys)
+    paragraphs += verdicts(ops, rated, base, keys)
     columns = [*keys, "n", f"{ops.noun} per modelled s", "95% CI", "vs baseline",
                "intervals", "ROI modelled ms", "wait", "idle", "instructions per op"]
     return [Section(title, paragraphs, [], [Table(title, columns, rows)])]
 
 
-def verdicts(ops: Operations, ctx: Context, rated: list[Record], base: tuple[str, str] | None,
+def verdicts(ops: Operations, rated: list[Record], base: tuple[str, str] | None,
              keys: list[str]) -> list[str]:
     """The thesis's speed-up over stock at 120 cores, judged at 120 vCPUs only."""
     item = published(ops, rated)
