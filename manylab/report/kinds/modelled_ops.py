@@ -102,7 +102,8 @@ def sections_for(ops: Operations, ctx: Context) -> list[Section]:
             ref = rates.get(tuple(base[1] if k == base[0] else v
                                   for k, v in zip(keys, combo, strict=True)))
         times = [float(r[TIME]) / 1e6 for r in by_key[combo]]
-        rows.append([*map(str, combo), str(s.n), f"{s.mean:,.0f}", f"±{s.ci95:,.0f}",
+        rows.append([*map(str, combo), str(s.n), f"{s.mean:,.0f}",
+                     f"±{s.ci95:,.0f}" if s.n > 1 else "one run",
                      f"{s.mean / ref.mean:.3f}" if ref is not None else "",
                      apart(s, ref) if ref is not None and ref is not s else "",
                      f"{min(times):,.1f}-{max(times):,.1f}", percent(found["wait"]),
