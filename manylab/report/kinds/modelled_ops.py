@@ -19,7 +19,7 @@ from manylab.report.kinds.common import (
 from manylab.report.model import Context, Section, Table
 from manylab.report.published import LDU_SPEEDUP, Published
 from manylab.report.records import Record, is_number, numeric_columns, ok_records
-from manylab.report.stats import Summary, aggregate, gains, sort_key, summarize
+from manylab.report.stats import Summary, aggregate, gains, group, sort_key, summarize
 from manylab.report.verdicts import gain_verdict, interval
 
 X = "machine.vcpus"
@@ -90,9 +90,7 @@ def sections_for(ops: Operations, ctx: Context) -> list[Section]:
     others = [k for k in ctx.swept if not k.startswith("kernel.") and k != X]
     keys = [*setting, *others, X]
     rates = aggregate(rated, keys, RATE)
-    by_key: dict[tuple[object, ...], list[Record]] = {}
-    for r in rated:
-        by_key.setdefault(tuple(r.get(k) for k in keys), []).append(r)
+    by_key = group(rated, keys)
     rows = []
     for combo in sorted(rates, key=lambda c: [sort_key(v) for v in c]):
         s = rates[combo]
