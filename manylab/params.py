@@ -223,6 +223,23 @@ class PointParams:
         )
 
 
+POINT_SECTIONS = ("kernel", "machine", "workload", "plugin", "gem5")
+
+
+def with_stored_defaults(params: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored point's parameters with every key it predates set to its stored default, so a
+    point run before a key existed reads as the setting it ran."""
+    filled = dict(params)
+    for section in POINT_SECTIONS:
+        values = params.get(section)
+        if not isinstance(values, Mapping):
+            continue
+        missing = {f.name: f.default for f in fields(SECTION_TYPES[section])
+                   if f.name not in values and f.default is not MISSING}
+        filled[section] = {**values, **missing}
+    return filled
+
+
 def _section(kind: type[T], values: Mapping[str, Any]) -> T:
     declared = fields(kind)  # type: ignore[arg-type]
     unknown = sorted(set(values) - {f.name for f in declared})

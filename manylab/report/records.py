@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from manylab import pointdir
-from manylab.params import SCHEMA
+from manylab.params import SCHEMA, with_stored_defaults
 from manylab.results import SETTING_PREFIXES, flatten, measured_columns
 
 Record = dict[str, Any]
@@ -43,7 +43,7 @@ def point_records(point_dir: Path) -> list[Record]:
                     "status": result.get("status", "failed"),
                     "reason": result.get("reason") or ""}
     flatten({"timing": result.get("timing", {})}, "", base)
-    flatten(found.params, "", base)
+    flatten(with_stored_defaults(found.params), "", base)
     base.update(measured_columns(found))
     if not found.outputs:
         return [{**base, "line": 0}]

@@ -30,3 +30,16 @@ def test_report_folder_and_staging_folders_are_not_points(tmp_path):
     (study / "report").mkdir()
     (study / ".p2.staging-1").mkdir()
     assert [r["point"] for r in records.load(study).records] == ["p1"]
+
+
+def test_a_point_stored_before_a_key_existed_reads_as_its_stored_default(tmp_path):
+    study = tmp_path / "s"
+    older = params("pwriter", {})
+    assert "nvmain_clock" not in older["plugin"]  # a point run before the key was added
+    newer = params("pwriter", {}, repeat=1)
+    newer["plugin"]["nvmain_clock"] = "instructions"
+    write_point(study, "p1", older, [{"workload": "pwriter", "ok": True}])
+    write_point(study, "p2", newer, [{"workload": "pwriter", "ok": True}])
+    loaded = records.load(study)
+    assert [r["plugin.nvmain_clock"] for r in loaded.records] == ["instructions"] * 2
+    assert records.swept_params(loaded.records) == []
