@@ -223,7 +223,7 @@ class PointParams:
         )
 
 
-POINT_SECTIONS = ("kernel", "machine", "workload", "plugin", "gem5")
+POINT_SECTIONS = tuple(f.name for f in fields(PointParams) if f.name in SECTION_TYPES)
 
 
 def with_stored_defaults(params: Mapping[str, Any]) -> dict[str, Any]:
