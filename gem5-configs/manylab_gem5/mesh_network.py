@@ -24,10 +24,11 @@ PORTS = {"x": ("East", "West"), "y": ("South", "North")}
 
 
 class MeshNetwork(GarnetNetwork):
-    def __init__(self, ruby_system: RubySystem, mesh: dict[str, Any]) -> None:
+    def __init__(self, ruby_system: RubySystem, mesh: dict[str, Any], vnets: int = 3) -> None:
+        """`vnets`: the protocol's virtual networks (MESI_Two_Level 3, CHI 4)."""
         super().__init__()
         self.ruby_system = ruby_system
-        self.number_of_virtual_networks = 3
+        self.number_of_virtual_networks = vnets
         self.num_rows = mesh["rows"]
         self.ni_flit_size = mesh["flit_bytes"]
         self.vcs_per_vnet = mesh["vcs_per_vnet"]

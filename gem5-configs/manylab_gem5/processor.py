@@ -13,16 +13,18 @@ from gem5.components.processors.simple_switchable_processor import (
 from gem5.isas import ISA
 
 CPU_TYPES = {"atomic": CPUTypes.ATOMIC, "timing": CPUTypes.TIMING, "o3": CPUTypes.O3}
+ISAS = {"x86": ISA.X86, "arm64": ISA.ARM}
 
 
 def make_processor(system: dict[str, Any]) -> SimpleProcessor | SimpleSwitchableProcessor:
     boot = CPU_TYPES[system["boot_cpu"]]
     roi = CPU_TYPES[system["roi_cpu"]]
+    isa = ISAS[system.get("isa", "x86")]
     if boot == roi:
-        return SimpleProcessor(cpu_type=boot, num_cores=system["cpus"], isa=ISA.X86)
+        return SimpleProcessor(cpu_type=boot, num_cores=system["cpus"], isa=isa)
     return SimpleSwitchableProcessor(
         starting_core_type=boot,
         switch_core_type=roi,
         num_cores=system["cpus"],
-        isa=ISA.X86,
+        isa=isa,
     )
