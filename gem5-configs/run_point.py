@@ -2,9 +2,10 @@
 `gem5.fast [--outdir DIR] run_point.py SYSTEM.json [--max-ticks N]
 [--checkpoint-out DIR | --restore DIR]`.
 
-SYSTEM.json is written by the lab (manylab/backends/gem5/system.py). The guest boots on the
-boot core type; the workload's region of interest (gem5 work items from its ROI markers) runs on the
-detailed core type. Statistics blocks in stats.txt: 0 = boot, 1 = region of interest, 2 = the
+SYSTEM.json is written by the lab (manylab/backends/gem5/system.py); its "isa" ("x86" or
+"arm64") picks the board and cache hierarchy. The guest boots on the boot core type; the
+workload's region of interest (gem5 work items from its ROI markers) runs on the detailed
+core type. Statistics blocks in stats.txt: 0 = boot, 1 = region of interest, 2 = the
 rest up to the guest's exit (on the region's core type: gem5 cannot switch Ruby back to
 atomic_noncaching). roi.json records the ticks and the block of the region, and the tick at
 which each phase marker inside it ran (work-begin with work id PHASE_WORK_ID + phase).
@@ -18,6 +19,7 @@ runs from the restore to the region).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -32,7 +34,9 @@ if TYPE_CHECKING:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from manylab_gem5.board import make_board  # noqa: E402
+# The board of each ISA, imported only when used: each needs its protocol's controllers, which
+# exist only in a gem5 built for it (X86_MESI_Two_Level, ARM_CHI).
+BOARDS = {"x86": "manylab_gem5.board", "arm64": "manylab_gem5.board_arm"}
 
 parser = argparse.ArgumentParser(prog="run_point.py")
 parser.add_argument("system", help="the point's system description (JSON)")
@@ -45,6 +49,7 @@ options = parser.parse_args()
 with open(options.system) as handle:
     system = json.load(handle)
 
+make_board = importlib.import_module(BOARDS[system.get("isa", "x86")]).make_board
 board = make_board(system, options.restore)
 switchable = system["boot_cpu"] != system["roi_cpu"]
 roi = {"stats_block": 1, "begin_tick": None, "end_tick": None, "roi_cpu": system["roi_cpu"],
