@@ -156,7 +156,12 @@ class PluginParams:
 @dataclass(frozen=True, kw_only=True)
 class Gem5Params:
     binary: str = key(str, "", sweep=False,
-                      doc="gem5 built for X86_MESI_Two_Level; '' = $MANYLAB_GEM5")
+                      doc="gem5 built for the point's arch (x86_64: X86_MESI_Two_Level, arm64: "
+                          "ARM_CHI); '' = $MANYLAB_GEM5 (x86_64) or $MANYLAB_GEM5_ARM (arm64)")
+    bootloader: str = key(str, "", sweep=False, stored_default="",
+                          doc="arm64: gem5's boot_foundation.arm64 (built from gem5's "
+                              "system/arm/bootloader/arm64); '' = "
+                              "$MANYLAB_GEM5_ARM_BOOTLOADER")
     cpu: str = key(str, "timing", choices=("atomic", "timing", "o3"),
                    doc="core type inside the region of interest")
     boot_cpu: str = key(str, "atomic", choices=("atomic", "timing", "o3"),

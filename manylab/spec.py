@@ -384,20 +384,25 @@ GEM5_MAX_MEMORY = 3 << 30
 # gem5's X86Board describes its cores in Intel MP tables with 8-bit local APIC ids 0..n-1 and
 # gives the I/O APIC id n; 255 is the broadcast id and gem5's x86 APIC has no x2APIC mode.
 GEM5_MAX_CORES = 254
+# gem5's Arm board on VExpress_GEM5_Foundation: its GICv3 serves at most 256 CPUs (Gicv3
+# cpu_max, 256 redistributors in its 32 MiB window) and a CPU's MPIDR Aff0 is its id (< 256).
+GEM5_ARM_MAX_CORES = 256
 
 
 def _check_gem5(spec: Spec, point: dict[str, Any]) -> None:
-    """What the gem5 tier's x86 board can run (gem5-configs/README.md says why)."""
+    """What the gem5 tier's boards can run (gem5-configs/README.md says why)."""
     machine, workload = point["machine"], point["workload"]
     where = f"{spec.path}: [machine] backend = 'gem5':"
-    if machine["arch"] != "x86_64":
-        raise SpecError(f"{where} the lab's gem5 configs are x86_64 only (set arch = 'x86_64')")
-    if parse_size(machine["memory"]) > GEM5_MAX_MEMORY:
-        raise SpecError(f"{where} gem5's x86 board maps at most 3 GiB (set memory <= '3G')")
-    if machine["vcpus"] > GEM5_MAX_CORES:
-        raise SpecError(f"{where} gem5's x86 board numbers its APICs with 8-bit ids (Intel MP "
-                        f"tables, no x2APIC): at most {GEM5_MAX_CORES} cores (set vcpus <= "
-                        f"{GEM5_MAX_CORES})")
+    if machine["arch"] == "x86_64":
+        if parse_size(machine["memory"]) > GEM5_MAX_MEMORY:
+            raise SpecError(f"{where} gem5's x86 board maps at most 3 GiB (set memory <= '3G')")
+        if machine["vcpus"] > GEM5_MAX_CORES:
+            raise SpecError(f"{where} gem5's x86 board numbers its APICs with 8-bit ids (Intel "
+                            f"MP tables, no x2APIC): at most {GEM5_MAX_CORES} cores (set vcpus "
+                            f"<= {GEM5_MAX_CORES})")
+    elif machine["vcpus"] > GEM5_ARM_MAX_CORES:
+        raise SpecError(f"{where} gem5's Arm board (VExpress_GEM5_Foundation, GICv3) serves at "
+                        f"most {GEM5_ARM_MAX_CORES} cores (set vcpus <= {GEM5_ARM_MAX_CORES})")
     if workload["fs"] != "tmpfs":
         raise SpecError(f"{where} the root disk is the only disk under gem5 (set [workload] "
                         "fs = 'tmpfs')")

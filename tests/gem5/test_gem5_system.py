@@ -152,7 +152,6 @@ def test_command_line_and_missing_binary(write_spec, monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("extra,message", [
-    ('arch = "arm64"', "x86_64 only"),
     ('memory = "4G"', "at most 3 GiB"),
 ])
 def test_gem5_points_the_board_cannot_run_are_refused(write_spec, extra, message):
