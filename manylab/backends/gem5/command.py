@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,26 +19,65 @@ from manylab.paths import REPO_ROOT
 CONFIGS_DIR = REPO_ROOT / "gem5-configs"
 RUN_SCRIPT = CONFIGS_DIR / "run_point.py"
 BUILD_TARGET = "X86_MESI_Two_Level"
+RUBY_DEFAULT_BITS_PER_SET = 64
+RUBY_WIDE_BITS_PER_SET = 256
+
+
+@dataclass(frozen=True)
+class Target:
+    """The gem5 build one guest arch needs. gem5 v24 builds one Ruby protocol per binary, and
+    the tiers use different ones, so each arch has its own binary: [gem5] binary (the point's
+    arch) or the arch's environment variable."""
+    build: str  # gem5 build folder (gem5-configs/README.md)
+    env: str  # the environment variable naming the binary
+    isa: str  # in messages
+    isa_option: str  # gem5's build option for the ISA
+    protocol: str  # gem5's PROTOCOL build option
+    wide_bits: int  # the NUMBER_BITS_PER_SET the README builds with
+
+
+TARGETS = {
+    "x86_64": Target(BUILD_TARGET, "MANYLAB_GEM5", "x86", "USE_X86_ISA", "MESI_Two_Level",
+                     RUBY_WIDE_BITS_PER_SET),
+    "arm64": Target("ARM_CHI", "MANYLAB_GEM5_ARM", "arm", "USE_ARM_ISA", "CHI", 1024),
+}
+BOOTLOADER_ENV = "MANYLAB_GEM5_ARM_BOOTLOADER"
+BOOTLOADER = "boot_foundation.arm64"
 
 
 def binary(point: PointParams) -> Path:
-    """The gem5 binary: [gem5] binary, else $MANYLAB_GEM5; a clear error when neither exists."""
-    given = point.gem5.binary or os.environ.get("MANYLAB_GEM5", "")
+    """The gem5 binary of the point's arch: [gem5] binary, else $MANYLAB_GEM5 (x86_64) or
+    $MANYLAB_GEM5_ARM (arm64); a clear error when neither exists."""
+    target = TARGETS[point.machine.arch]
+    given = point.gem5.binary or os.environ.get(target.env, "")
     if not given:
-        raise LabError(f"gem5 not found: set MANYLAB_GEM5=/path/to/build/{BUILD_TARGET}/gem5.opt "
+        raise LabError(f"gem5 not found: set {target.env}=/path/to/build/{target.build}/gem5.opt "
                        "or [gem5] binary in the spec (build gem5 v24 for "
-                       f"{BUILD_TARGET}: gem5-configs/README.md)")
+                       f"{target.build}: gem5-configs/README.md)")
     path = Path(given).expanduser()
     if not (path.is_file() and os.access(path, os.X_OK)):
         raise LabError(f"gem5 binary {path} does not exist or is not executable: fix "
-                       "MANYLAB_GEM5 or [gem5] binary (gem5-configs/README.md)")
+                       f"{target.env} or [gem5] binary (gem5-configs/README.md)")
+    return path
+
+
+def bootloader(point: PointParams) -> Path:
+    """gem5's arm64 bootloader (users build it: gem5-configs/README.md): [gem5] bootloader,
+    else $MANYLAB_GEM5_ARM_BOOTLOADER; a clear error when neither names a file."""
+    given = point.gem5.bootloader or os.environ.get(BOOTLOADER_ENV, "")
+    if not given:
+        raise LabError(f"gem5's arm64 bootloader not found: set {BOOTLOADER_ENV}=/path/to/"
+                       f"{BOOTLOADER} or [gem5] bootloader in the spec (build it from gem5's "
+                       "system/arm/bootloader/arm64: gem5-configs/README.md)")
+    path = Path(given).expanduser()
+    if not path.is_file():
+        raise LabError(f"gem5 bootloader {path} does not exist: fix {BOOTLOADER_ENV} or [gem5] "
+                       "bootloader (gem5-configs/README.md)")
     return path
 
 
 BUILD_INFO_SCRIPT = CONFIGS_DIR / "build_info.py"
 BUILD_INFO_PREFIX = "MANYLAB-GEM5-BUILD "
-RUBY_DEFAULT_BITS_PER_SET = 64
-RUBY_WIDE_BITS_PER_SET = 256
 
 
 @functools.cache
@@ -55,7 +95,8 @@ def build_info(path: Path) -> dict[str, Any]:
                 return value
     last = (result.stderr.strip().splitlines() or ["no output"])[-1]
     raise LabError(f"{path}: not a usable gem5 binary ({last}): set MANYLAB_GEM5 to gem5.opt "
-                   f"or gem5.fast built for {BUILD_TARGET}")
+                   f"or gem5.fast built for {BUILD_TARGET} (MANYLAB_GEM5_ARM: built for "
+                   f"{TARGETS['arm64'].build})")
 
 
 def version(path: Path) -> str:
@@ -63,22 +104,33 @@ def version(path: Path) -> str:
     return f"gem5 version {build_info(path).get('version', 'unknown')}"
 
 
-def check_build(path: Path, cores: int = 1) -> None:
-    """The configs need gem5 v24 built with the X86 ISA and the MESI_Two_Level protocol, and
-    Ruby's controller sets wide enough for one L1 controller per core."""
+def check_build(path: Path, cores: int = 1, arch: str = "x86_64",
+                cache_controllers: int = 0) -> None:
+    """The configs need gem5 v24 built for the arch's ISA and protocol (x86_64: X86 and
+    MESI_Two_Level, arm64: ARM and CHI), with Ruby's controller sets wide enough for the
+    controllers of a kind: one L1 per core (x86_64); `cache_controllers`, every CHI cache
+    controller of the point (arm64: 2 per core, the home nodes and DMA; system.chi_counts)."""
+    target = TARGETS[arch]
     info = build_info(path)
     build = info.get("build", {})
     found = str(info.get("version", ""))
-    if not found.startswith("24.") or build.get("PROTOCOL") != "MESI_Two_Level" or \
-            build.get("USE_X86_ISA") != "True":
-        raise LabError(f"{path}: gem5 {found} with ISA x86={build.get('USE_X86_ISA')} and "
-                       f"protocol {build.get('PROTOCOL')}: the lab's configs need gem5 v24 "
-                       f"built for {BUILD_TARGET} (gem5-configs/README.md)")
+    if not found.startswith("24.") or build.get("PROTOCOL") != target.protocol or \
+            build.get(target.isa_option) != "True":
+        raise LabError(f"{path}: gem5 {found} with ISA {target.isa}="
+                       f"{build.get(target.isa_option)} and protocol {build.get('PROTOCOL')}: "
+                       f"the lab's configs need gem5 v24 built for {target.build} "
+                       "(gem5-configs/README.md)")
     bits = int(build.get("NUMBER_BITS_PER_SET", RUBY_DEFAULT_BITS_PER_SET))
-    if cores > bits:
+    if arch == "arm64" and cache_controllers > bits:
+        raise LabError(f"{path}: Ruby's controller sets hold {bits} controllers of a kind "
+                       f"(NUMBER_BITS_PER_SET) and the point has {cache_controllers} CHI cache "
+                       "controllers (an L1I and an L1D per core, the home nodes, DMA): rebuild "
+                       f"gem5 with NUMBER_BITS_PER_SET={target.wide_bits} (scons setconfig, "
+                       "gem5-configs/README.md)")
+    if arch == "x86_64" and cores > bits:
         raise LabError(f"{path}: Ruby's controller sets hold {bits} controllers of a kind "
                        f"(NUMBER_BITS_PER_SET) and the point has {cores} cores: rebuild gem5 "
-                       f"with NUMBER_BITS_PER_SET={RUBY_WIDE_BITS_PER_SET} (scons "
+                       f"with NUMBER_BITS_PER_SET={target.wide_bits} (scons "
                        f"menuconfig, gem5-configs/README.md)")
 
 
