@@ -30,7 +30,9 @@ def prepare(point: PointParams, kernel_artifacts: kernel.KernelArtifacts,
     """Write the run script and the system description into folder; return the description."""
     script = folder / "run.sh"
     script.write_text(run_script(point))
-    inputs = system.Gem5Inputs(kernel_artifacts.vmlinux, image_artifacts.rootfs_ext2, script)
+    bootloader = command.bootloader(point) if point.machine.arch == "arm64" else None
+    inputs = system.Gem5Inputs(kernel_artifacts.vmlinux, image_artifacts.rootfs_ext2, script,
+                               bootloader)
     description = system.describe(point, describe_machine(point), inputs)
     atomic.write_json(folder / checkpoint.SYSTEM_JSON, description)
     return description
@@ -46,6 +48,12 @@ class Gem5Backend:
         return 4096
 
     def check_tools(self, point: PointParams) -> None:
+        if point.machine.arch == "arm64":
+            gem5 = command.binary(point)
+            command.bootloader(point)
+            counts = system.chi_counts(describe_machine(point), point.machine.vcpus)
+            command.check_build(gem5, point.machine.vcpus, "arm64", counts["cache_controllers"])
+            return
         command.check_build(command.binary(point), point.machine.vcpus)
         machine.describer()
 
@@ -84,6 +92,8 @@ def run_into(point_id: str, study: str, point: PointParams, staging: Path,
     argv = command.argv(gem5, outdir, staging / checkpoint.SYSTEM_JSON)
     tool = {"version": command.version(gem5), "binary_sha256": sha256_file(gem5),
             "configs": command.configs_hashes(), "system": checkpoint.SYSTEM_JSON}
+    if "bootloader" in description:  # arm64
+        tool["bootloader_sha256"] = sha256_file(Path(description["bootloader"]))
     if checkpoint.wanted(point):
         try:
             state = checkpoint.ensure(description, gem5, kernel_artifacts, image_artifacts,

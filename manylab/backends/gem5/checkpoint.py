@@ -35,7 +35,8 @@ def wanted(point: PointParams) -> bool:
     """Whether the point restores a checkpoint: machine.snapshot = "auto" on atomic boot
     cores. Atomic cores bypass Ruby's caches, so at the ready point they hold no line and the
     checkpoint is memory and devices alone; with timing boot cores gem5 would have to flush
-    the caches first, which MESI_Two_Level cannot (no Flush request), so such a point boots."""
+    the caches first, which neither MESI_Two_Level (x86) nor CHI (arm64) can (no Flush
+    request), so such a point boots."""
     return (point.machine.snapshot == "auto" and point.machine.backend == "gem5"
             and point.gem5.boot_cpu == "atomic")
 
@@ -46,10 +47,11 @@ def checkpoints_dir() -> Path:
 
 def key_inputs(description: dict[str, Any], gem5: Path, kernel_art: kernel.KernelArtifacts,
                image_art: image.ImageArtifacts) -> dict[str, Any]:
-    """What the checkpoint depends on: the system (files by content), gem5 and its configs."""
+    """What the checkpoint depends on: the system (its ISA among it; files by content), gem5
+    and its configs."""
     system = {k: v for k, v in description.items() if k not in PER_POINT}
     system["kernel"], system["disk"] = "@kernel", "@disk"
-    return {
+    inputs = {
         "format": FORMAT,
         "system": system,
         "gem5_version": command.version(gem5),
@@ -60,6 +62,10 @@ def key_inputs(description: dict[str, Any], gem5: Path, kernel_art: kernel.Kerne
         "image_key": image_art.key,
         "disk_sha256": sha256_file_cached(image_art.rootfs_ext2),
     }
+    if "bootloader" in description:  # arm64
+        system["bootloader"] = "@bootloader"
+        inputs["bootloader_sha256"] = sha256_file_cached(Path(description["bootloader"]))
+    return inputs
 
 
 def ensure(description: dict[str, Any], gem5: Path, kernel_art: kernel.KernelArtifacts,

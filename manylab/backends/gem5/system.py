@@ -1,7 +1,8 @@
 """A point -> the gem5 system it runs on: a JSON description that gem5-configs/run_point.py
 turns into gem5 standard-library components. Pure data: testable without gem5.
 
-Mapping of the plugin's machine onto gem5's Ruby MESI_Two_Level protocol and Garnet:
+Mapping of the plugin's machine onto gem5's Ruby MESI_Two_Level protocol (x86_64; CHI for
+arm64, ARM_DIFFERENCES) and Garnet:
 - one Garnet router per mesh site (rows x cols, row-major ids), disabled sites included (they
   still route), plus one router per memory controller that sits outside the grid, one link
   from its edge site, so a memory access crosses the same number of links as in the plugin;
@@ -56,11 +57,38 @@ DIFFERENCES = [
 ]
 
 
+# arm64 (CHI, gem5-configs/README.md "arm64 (CHI)"): what differs from the plugin.
+ARM_DIFFERENCES = [
+    "protocol: gem5's CHI (MOESI states UC/UD/SC/SD/I) where the plugin models the preset's "
+    "MESIF or MOESIF; no Forward state; atomics run at the L1 (near)",
+    "L2 and home: one CHI home node per tile on the first 2^k tiles, holding the directory of "
+    "its addresses (exact) and a slice of the shared L2 as its cache (keeps lines read shared "
+    "and written back, drops lines an L1 takes unique); lines are homed by address bits, not "
+    "by the plugin's hash or cluster mode; the plugin has a per-tile L2 shared by the tile's "
+    "cores",
+    "cluster modes: hemisphere, quadrant, SNC-2 and SNC-4 affinity are not expressed; "
+    "addresses interleave over all home nodes and all controllers of their device",
+    "last-level cache: no memory-side cache below the home nodes' slices (icelake-32's LLC, "
+    "altra-80's SLC are absent)",
+    "SMT: each vCPU is its own gem5 core with private L1I and L1D on its tile's router (the "
+    "plugin puts a core's SMT threads in one L1D)",
+    "hops: Garnet counts router-to-router link traversals of every flit; the plugin counts "
+    "Manhattan hops per message; CHI carries a line in two 32-byte data messages",
+    "memory: gem5's DDR4/HBM/NVM interface timing models against the plugin's fixed "
+    "per-device latencies; gem5's Arm device tree has no NUMA nodes, so NUMA nodes become "
+    "address regions from 2 GiB up, not guest NUMA nodes",
+]
+# DMA ports of gem5's ArmBoard on VExpress_GEM5_Foundation: the PL111 display controller and
+# the root disk's virtio-blk PCI device; each gets a CHI DMA request node.
+ARM_DMA_CONTROLLERS = 2
+
+
 @dataclass(frozen=True)
 class Gem5Inputs:
     kernel: Path
     disk: Path
     readfile: Path
+    bootloader: Path | None = None  # arm64: gem5's boot_foundation.arm64
 
 
 def router_id(pos: Pos, cols: int) -> int:
@@ -165,6 +193,26 @@ def kernel_args(point: PointParams, clock_hz: int) -> list[str]:
     return args + point.kernel.cmdline.split()
 
 
+def arm_kernel_args(point: PointParams) -> list[str]:
+    """The lab's parameters with the Arm board's console (the first PL011, also as the early
+    console) and root disk (virtio-blk). No lpj: arm64 takes its delay loop from the generic
+    timer's frequency (arch/arm64/kernel/time.c), and lpj= would override it."""
+    args = ["console=ttyAMA0", "earlycon=pl011,0x1c090000", *LAB_CMDLINE.split(),
+            "root=/dev/vda", "rw", "init=/init", "manylab.backend=gem5"]
+    if checkpoint.wanted(point):
+        args.append(READY_POINT_CMDLINE)
+    return args + point.kernel.cmdline.split()
+
+
+def chi_counts(machine: Machine, vcpus: int) -> dict[str, int]:
+    """The CHI cache controllers of an arm64 point (Ruby's controller sets hold them all, one
+    MachineType: gem5-configs/README.md "arm64 (CHI)")."""
+    homes = len(l2_banks(machine))
+    return {"l1_controllers": 2 * vcpus, "home_nodes": homes,
+            "dma_controllers": ARM_DMA_CONTROLLERS,
+            "cache_controllers": 2 * vcpus + homes + ARM_DMA_CONTROLLERS}
+
+
 def parse_clock(text: str) -> int:
     units = {"ghz": 10**9, "mhz": 10**6, "khz": 10**3, "hz": 1}
     low = text.strip().lower()
@@ -181,10 +229,11 @@ def describe(point: PointParams, machine: Machine, inputs: Gem5Inputs) -> dict[s
     net = mesh(machine)
     vcpus = point.machine.vcpus
     params = machine.params
-    return {
+    arm = point.machine.arch == "arm64"
+    description = {
         "format": SYSTEM_FORMAT,
         "preset": params["preset"],
-        "isa": "x86",
+        "isa": "arm64" if arm else "x86",
         "clock": settings.clock,
         "cpus": vcpus,
         "boot_cpu": settings.boot_cpu,
@@ -192,7 +241,7 @@ def describe(point: PointParams, machine: Machine, inputs: Gem5Inputs) -> dict[s
         "kernel": str(inputs.kernel),
         "disk": str(inputs.disk),
         "readfile": str(inputs.readfile),
-        "kernel_args": kernel_args(point, clock_hz),
+        "kernel_args": arm_kernel_args(point) if arm else kernel_args(point, clock_hz),
         "mesh": net,
         "cores": [router_id(machine.vcpu_tile(v), machine.cols) for v in range(vcpus)],
         "l1": {"size_kib": int(params["l1d.size_kib"]), "assoc": int(params["l1d.ways"])},
@@ -200,5 +249,11 @@ def describe(point: PointParams, machine: Machine, inputs: Gem5Inputs) -> dict[s
                "banks": l2_banks(machine)},
         "memory": memory(point, machine, net),
         "dma_router": controller_router(machine, positions(params["mc.ddr"])[0], net),
-        "differences": DIFFERENCES,
+        "differences": ARM_DIFFERENCES if arm else DIFFERENCES,
     }
+    if arm:
+        if inputs.bootloader is None:
+            raise ValueError("an arm64 gem5 system needs gem5's bootloader")
+        description["bootloader"] = str(inputs.bootloader)
+        description["chi"] = chi_counts(machine, vcpus)
+    return description
