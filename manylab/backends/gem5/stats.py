@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,40 @@ END = "---------- End Simulation Statistics   ----------"
 LINE_BYTES = 64
 RUBY = "board.cache_hierarchy.ruby_system"
 TICKS_PER_SECOND = 1e12  # gem5's default tick, 1 ps
+
+
+@dataclass(frozen=True)
+class RubyNames:
+    """Where a protocol's caches and coherence events are in stats.txt."""
+    l1d: str  # the L1D caches' m_demand_* prefix
+    l2: str  # the shared L2's
+    event: str  # the controllers' event counts
+    kinds: dict[str, str]  # summary key -> the protocol's event names
+
+
+# x86: MESI_Two_Level. GETS/GETX/UPGRADE are counted at the L2 bank, forwards and
+# invalidations at the L1 that holds the line.
+MESI = RubyNames(
+    l1d=rf"{RUBY}\.l1_controllers\d*\.L1Dcache\.m_demand_",
+    l2=rf"{RUBY}\.l2_controllers\d*\.L2cache\.m_demand_",
+    event=rf"{RUBY}\.(L1|L2)Cache_Controller\.",
+    kinds={"gets": "L1_GETS", "getm": "L1_GETX", "upgrade": "L1_UPGRADE",
+           "fwd_gets": "Fwd_GETS", "fwd_getm": "Fwd_GETX", "inv": "Inv"})
+# arm64: CHI (gem5-configs/manylab_gem5/cache_hierarchy_chi.py; names as an ARM_CHI v24 build
+# writes them). Every node is a Cache_Controller: requests are counted at the home node (an L1I's
+# reads among them), snoops at the L1 that holds the line: the shared snoops (the holder
+# keeps a shared copy and supplies the line) as forwarded reads, SnpUniqueFwd (the owner
+# hands the line to the writer) as a forwarded write, SnpUnique and SnpCleanInvalid as
+# invalidations.
+CHI = RubyNames(
+    l1d=rf"{RUBY}\.l1d_controllers\d*\.cache\.m_demand_",
+    l2=rf"{RUBY}\.home_nodes\d*\.cache\.m_demand_",
+    event=rf"{RUBY}\.Cache_Controller\.",
+    kinds={"gets": "(ReadShared|ReadNotSharedDirty)", "getm": "(ReadUnique|ReadUnique_PoC)",
+           "upgrade": "(CleanUnique|CleanUnique_Stale|MakeReadUnique)",
+           "fwd_gets": "(SnpShared|SnpSharedFwd|SnpNotSharedDirtyFwd)",
+           "fwd_getm": "SnpUniqueFwd", "inv": "(SnpUnique|SnpCleanInvalid)"})
+PROTOCOLS = {"x86": MESI, "arm64": CHI}
 
 
 def parse(text: str) -> list[dict[str, float]]:
@@ -73,22 +108,18 @@ def summary(block: dict[str, float], system: dict[str, Any], prefix: str) -> dic
     put("insts", total(block, r"board\.processor\.\w+\.core\.commitStats\d+\.numInsts"))
     put("sim_seconds", total(block, r"simSeconds"))
     put("host_seconds", total(block, r"hostSeconds"))
-    l1 = rf"{RUBY}\.l1_controllers\d*\.L1Dcache\.m_demand_"
-    l2 = rf"{RUBY}\.l2_controllers\d*\.L2cache\.m_demand_"
+    names = PROTOCOLS[system.get("isa", "x86")]
+    l1, l2 = names.l1d, names.l2
     put("l1d.hits", total(block, l1 + "hits"))
     put("l1d.misses", total(block, l1 + "misses"))
     put("l1d.accesses", total(block, l1 + "accesses"))
     put("l2.hits", total(block, l2 + "hits"))
     put("l2.misses", total(block, l2 + "misses"))
     put("l2.accesses", total(block, l2 + "accesses"))
-    # Requests by type, counted where MESI_Two_Level handles them: GETS/GETX/UPGRADE at the
-    # L2 bank, forwards and invalidations at the L1 that holds the line.
-    event = rf"{RUBY}\.(L1|L2)Cache_Controller\."
-    kinds = {"gets": "L1_GETS", "getm": "L1_GETX", "upgrade": "L1_UPGRADE",
-             "fwd_gets": "Fwd_GETS", "fwd_getm": "Fwd_GETX", "inv": "Inv"}
-    for name, gem5_event in kinds.items():
-        put(f"coh.msgs.{name}", total(block, rf"{event}{gem5_event}::total"))
-    # Copies another core's write removed: sharers' Inv and the owner's Fwd_GETX.
+    # Requests by type, counted where the protocol handles them (RubyNames).
+    for name, gem5_event in names.kinds.items():
+        put(f"coh.msgs.{name}", total(block, rf"{names.event}{gem5_event}::total"))
+    # Copies another core's write removed: sharers' invalidations and the owner's forward.
     put("coh.invalidations", out[f"{prefix}.coh.msgs.inv"] + out[f"{prefix}.coh.msgs.fwd_getm"])
     net = rf"{RUBY}\.network"
     put("coh.msgs", total(block, net + r"\.packets_injected::total"))
