@@ -90,7 +90,8 @@ class MeshCHI(AbstractRubyCacheHierarchy):
                 dcache.sequencer.connectIOPorts(board.get_io_bus())
             core.connect_icache(icache.sequencer.in_ports)
             core.connect_dcache(dcache.sequencer.in_ports)
-            core.connect_walker_ports(dcache.sequencer.in_ports, icache.sequencer.in_ports)
+            # Both table walkers (instruction and data side) read page tables through the L1D.
+            core.connect_walker_ports(dcache.sequencer.in_ports, dcache.sequencer.in_ports)
             # Arm's GIC is a memory-mapped device: the core needs no interrupt port in Ruby.
             core.connect_interrupt()
             for cache in (icache, dcache):
