@@ -9,6 +9,7 @@ starved) is stopped at WALL_LIMIT_FACTOR times the limit in wall time."""
 from __future__ import annotations
 
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -44,10 +45,23 @@ class RunOutcome:
             return (f"hang: no exit within {cpu}{self.seconds:.0f} s wall ({where}; last "
                     f"console line: {self.console.last_line[:120]!r})")
         if self.console.exit_status is None:
-            tail = self.stderr_tail[-1] if self.stderr_tail else self.console.last_line[:120]
+            tail = reason_line(self.stderr_tail) or self.console.last_line[:120]
             return (f"{self.program} exited ({self.returncode}) before the workload finished: "
                     f"{tail}")
         return self.console.reason
+
+
+REASON = re.compile(r"^(fatal|panic|[A-Za-z_.]*(Error|Exception))\b")
+
+
+def reason_line(stderr_tail: list[str]) -> str:
+    """The line of an emulator's last stderr lines that says why it stopped: the last error
+    (gem5's fatal or panic, a Python exception) above a traceback, else the last line."""
+    lines = [line.strip() for line in stderr_tail if line.strip()]
+    for line in reversed(lines):
+        if REASON.match(line):
+            return line
+    return lines[-1] if lines else ""
 
 
 GRACE_AFTER_FATAL_S = 10.0
@@ -141,7 +155,7 @@ def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float,
                 _live.discard(proc)
     if _stopping.is_set():
         raise Interrupted
-    stderr_tail = stderr_log.read_text(errors="replace").strip().splitlines()[-5:]
+    stderr_tail = stderr_log.read_text(errors="replace").strip().splitlines()[-40:]
     return RunOutcome(state, proc.returncode, timed_out, time.monotonic() - started,
                       boot_seconds, stderr_tail, program, peak_rss_mib, cpu_seconds)
 

@@ -68,3 +68,19 @@ def test_the_limit_counts_the_emulators_cpu_time(tmp_path: Path,
     assert outcome.timed_out
     assert outcome.cpu_seconds is not None and outcome.cpu_seconds >= 1
     assert outcome.failure is not None and "s of child CPU time" in outcome.failure
+
+
+def test_the_reason_of_an_early_exit_is_the_error_above_a_traceback():
+    gem5 = ["warn: something harmless",
+            "AttributeError: 'SimObjectVector' object has no attribute '_parent'",
+            "",
+            "At:",
+            "  src/python/m5/SimObject.py(972): add_child",
+            "  src/python/m5/main.py(669): main"]
+    assert supervise.reason_line(gem5).startswith("AttributeError: 'SimObjectVector'")
+    fatal = ["info: Entering event queue", "fatal: Could not open the disk image",
+             "Memory Usage: 1234 KBytes"]
+    assert supervise.reason_line(fatal) == "fatal: Could not open the disk image"
+    assert supervise.reason_line(["qemu: could not load kernel", ""]) == \
+        "qemu: could not load kernel"
+    assert supervise.reason_line([]) == ""
