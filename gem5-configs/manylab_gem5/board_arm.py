@@ -52,6 +52,9 @@ def make_board(system: dict[str, Any], checkpoint: str | None = None) -> ArmBoar
         kernel_args=system["kernel_args"],
         checkpoint=Path(checkpoint) if checkpoint else None,
     )
+    # 16-bit ASIDs (ID_AA64MMFR0_EL1.ASIDBits): with gem5's default 8 bits a 256-core guest has
+    # no more ASIDs than CPUs, which Linux warns about at boot (asids_update_limit).
+    board.have_large_asid_64 = True
     # The guest's console (the first PL011, ttyAMA0) on gem5's stdout, where the lab reads it.
     board.terminal.outfile = "stdoutput"
     return board
