@@ -3,6 +3,7 @@
 binary and bootloader lookups, the build check, the checkpoint key and the CHI statistics'
 names. The machine comes from the plugin's own `manylab-machine`."""
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -16,9 +17,10 @@ from manylab.image import ImageArtifacts
 from manylab.kernel import KernelArtifacts
 from manylab.params import PointParams
 from manylab.spec import SpecError
+from tests.gem5 import points
 
 BOOT = Path("/b/boot_foundation.arm64")
-INPUTS = system.Gem5Inputs(Path("/k/vmlinux"), Path("/i/rootfs.ext2"), Path("/p/run.sh"), BOOT)
+INPUTS = dataclasses.replace(points.INPUTS, bootloader=BOOT)
 ARM_CHI = {"PROTOCOL": "CHI", "USE_ARM_ISA": "True", "NUMBER_BITS_PER_SET": "1024"}
 
 
@@ -31,24 +33,11 @@ def describer_built():
 
 
 def arm_point(write_spec, preset: str, vcpus: int, extra: str = "") -> dict:
-    spec = specs.load(write_spec(f"""
-[machine]
-backend = "gem5"
-arch = "arm64"
-vcpus = {vcpus}
-{extra}
-[plugin]
-preset = "{preset}"
-[workload]
-name = "falseshare"
-args = {{ threads = {vcpus} }}
-"""))
-    return plan.points(spec)[0].params
+    return points.gem5_point(write_spec, preset, vcpus, extra, arch="arm64")
 
 
 def describe(point: dict) -> dict:
-    typed = PointParams.from_dict(point)
-    return system.describe(typed, backend.describe_machine(typed), INPUTS)
+    return points.describe(point, INPUTS)
 
 
 @pytest.mark.parametrize("vcpus,l1,total", [

@@ -7,13 +7,12 @@ its own run script through readfile, runs its region of interest on timing cores
 CHI caches on the mesh, and the two restores count the same (gem5-configs/README.md "arm64
 (CHI)": 15 min here)."""
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.helpers import manylab, point_dirs, result_of, study_spec
+from tests.gem5.points import assert_same_region_counts, restored_points
 
 
 def missing() -> str:
@@ -32,52 +31,14 @@ pytestmark = [
     pytest.mark.timeout(3 * 3600),
 ]
 
-SPEC = """
-[machine]
-backend = "gem5"
-arch = "arm64"
-vcpus = 4
-memory = "512M"
-snapshot = "auto"
-[plugin]
-preset = "knl-64"
-[workload]
-name = "falseshare"
-args = { threads = 4, iters = 500, mode = "shared" }
-"""
-
-# As on x86: the timing cores' committed instructions and cycles, the region's length, and
-# every Ruby message buffer's count must repeat exactly from one state.
-EXACT = tuple(f"board.processor.switch{core}.core.{stat}" for core in range(4)
-              for stat in ("commitStats0.numInsts", "numCycles")) + ("simTicks",)
-
 
 def test_two_restores_of_one_arm64_checkpoint_run_the_workload_and_count_the_same(
         tmp_path: Path):
-    spec = tmp_path / "cpt-arm.toml"
-    spec.write_text(study_spec("cpt-arm", SPEC, repeats=2))
-    manylab("run", str(spec), "--results-root", str(tmp_path / "runs"), "-j", "1")
-    blocks = []
-    for point in point_dirs(tmp_path / "runs" / "cpt-arm"):
-        assert result_of(point)["status"] == "ok", result_of(point)
-        gem5 = json.loads((point / "inputs.json").read_text())["gem5"]
-        assert "checkpoint" in gem5, gem5.get("checkpoint_error")
-        assert "--restore" in gem5["argv"] and "bootloader_sha256" in gem5
-        console = (point / "console.log").read_text()
-        assert "Linux version" not in console  # restored, not booted
-        assert "after-ready-point=1" in console
+    points = restored_points(tmp_path, "cpt-arm", "arm64")
+    for gem5, stats in points:
+        assert "bootloader_sha256" in gem5
         booted = (Path(gem5["checkpoint"]["directory"]) / "console.log").read_text()
         assert "arch=aarch64" in booted and "MANYLAB-READY" in booted
-        stats = json.loads((point / "stats.json").read_text())
         summary = stats["summary"]
-        assert summary["roi.insts"] > 10**4
         assert summary["roi.l1d.accesses"] > 0 and summary["roi.coh.msgs"] > 0
-        assert [m["phase"] for m in stats["roi"]["phases"]] == [1]
-        assert 0 < summary["roi.phase1.time.modelled_ns"] <= summary["roi.time.modelled_ns"]
-        blocks.append(stats["gem5_roi_block"])
-    assert len(blocks) == 2
-    first, second = blocks
-    ruby = [k for k in first if "ruby_system" in k and "msg_count" in k.lower()]
-    assert ruby, "no Ruby message counts in the region's block"
-    for name in (*EXACT, *ruby):
-        assert first[name] == second[name], name
+    assert_same_region_counts(points)

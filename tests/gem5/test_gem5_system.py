@@ -5,7 +5,6 @@ from pathlib import Path
 
 import pytest
 
-from manylab import plan
 from manylab import spec as specs
 from manylab.backends import ready_state
 from manylab.backends.gem5 import backend, checkpoint, command, machine, system
@@ -14,8 +13,7 @@ from manylab.image import ImageArtifacts
 from manylab.kernel import KernelArtifacts
 from manylab.params import PointParams
 from manylab.spec import SpecError
-
-INPUTS = system.Gem5Inputs(Path("/k/vmlinux"), Path("/i/rootfs.ext2"), Path("/p/run.sh"))
+from tests.gem5.points import describe, gem5_point
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -24,26 +22,6 @@ def describer_built():
         machine.describer()
     except LabError as error:
         pytest.skip(str(error))
-
-
-def gem5_point(write_spec, preset: str, vcpus: int, extra: str = "") -> dict:
-    spec = specs.load(write_spec(f"""
-[machine]
-backend = "gem5"
-vcpus = {vcpus}
-{extra}
-[plugin]
-preset = "{preset}"
-[workload]
-name = "falseshare"
-args = {{ threads = {vcpus} }}
-"""))
-    return plan.points(spec)[0].params
-
-
-def describe(point: dict) -> dict:
-    typed = PointParams.from_dict(point)
-    return system.describe(typed, backend.describe_machine(typed), INPUTS)
 
 
 def test_knl_64_mesh_routers_links_and_placement(write_spec):
