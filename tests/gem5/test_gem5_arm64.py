@@ -130,16 +130,16 @@ def test_the_build_check_refuses_an_x86_gem5_for_arm64(monkeypatch, tmp_path):
                              "USE_ARM_ISA": "False", "NUMBER_BITS_PER_SET": "256"})
     with pytest.raises(LabError, match="ISA arm=False and protocol MESI_Two_Level: .* built "
                                        "for ARM_CHI"):
-        command.check_build(tmp_path / "gem5.fast", 4, "arm64", 42)
-    command.check_build(tmp_path / "gem5.fast", 4)  # which the x86 tier takes
+        command.check_build(tmp_path / "gem5.fast", "arm64", 42)
+    command.check_build(tmp_path / "gem5.fast", widest=4)  # which the x86 tier takes
     # and an ARM build without CHI (ARM_MESI_Three_Level) is no better
     fake_build(monkeypatch, {"PROTOCOL": "MESI_Three_Level", "USE_ARM_ISA": "True"})
     with pytest.raises(LabError, match="protocol MESI_Three_Level"):
-        command.check_build(tmp_path / "gem5.fast", 4, "arm64", 42)
+        command.check_build(tmp_path / "gem5.fast", "arm64", 42)
     # nor does an ARM_CHI build serve x86 points
     fake_build(monkeypatch, ARM_CHI)
     with pytest.raises(LabError, match="ISA x86=None and protocol CHI"):
-        command.check_build(tmp_path / "gem5.fast", 4)
+        command.check_build(tmp_path / "gem5.fast", widest=4)
 
 
 @pytest.mark.parametrize("bits, controllers, fits", [
@@ -152,11 +152,11 @@ def test_ruby_sets_must_hold_every_chi_cache_controller(monkeypatch, tmp_path, b
         build["NUMBER_BITS_PER_SET"] = bits
     fake_build(monkeypatch, build)
     if fits:
-        command.check_build(tmp_path / "gem5.fast", 4, "arm64", controllers)
+        command.check_build(tmp_path / "gem5.fast", "arm64", controllers)
     else:
         with pytest.raises(LabError, match=f"hold {bits or 64} controllers .* {controllers} "
                                            "CHI cache controllers .* NUMBER_BITS_PER_SET=1024"):
-            command.check_build(tmp_path / "gem5.fast", 4, "arm64", controllers)
+            command.check_build(tmp_path / "gem5.fast", "arm64", controllers)
 
 
 def test_the_checkpoint_key_holds_the_isa_and_the_bootloader(write_spec, describer_built,

@@ -164,11 +164,11 @@ def test_ruby_sets_must_hold_one_l1_per_core(monkeypatch, tmp_path, bits, cores,
     monkeypatch.setattr(command, "build_info",
                         lambda path: {"version": "24.0.0.1", "build": build})
     if fits:
-        command.check_build(tmp_path / "gem5.fast", cores)
+        command.check_build(tmp_path / "gem5.fast", widest=cores)
     else:
         with pytest.raises(LabError, match=f"hold {bits or 64} controllers .* {cores} cores: "
                                            "rebuild gem5 with NUMBER_BITS_PER_SET=256"):
-            command.check_build(tmp_path / "gem5.fast", cores)
+            command.check_build(tmp_path / "gem5.fast", widest=cores)
 
 
 def test_a_checkpoint_is_keyed_by_the_system_not_by_the_run(write_spec, monkeypatch, tmp_path):

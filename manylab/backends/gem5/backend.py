@@ -48,14 +48,15 @@ class Gem5Backend:
         return 4096
 
     def check_tools(self, point: PointParams) -> None:
+        gem5 = command.binary(point)
+        vcpus = point.machine.vcpus
         if point.machine.arch == "arm64":
-            gem5 = command.binary(point)
             command.bootloader(point)
-            counts = system.chi_counts(describe_machine(point), point.machine.vcpus)
-            command.check_build(gem5, point.machine.vcpus, "arm64", counts["cache_controllers"])
-            return
-        command.check_build(command.binary(point), point.machine.vcpus)
-        machine.describer()
+            widest = system.chi_counts(describe_machine(point), vcpus)["cache_controllers"]
+        else:
+            machine.describer()
+            widest = vcpus  # MESI_Two_Level: one L1 controller per core
+        command.check_build(gem5, point.machine.arch, widest)
 
     def stale_tool(self, point: PointParams, inputs: dict[str, Any]) -> str | None:
         recorded = inputs.get("gem5", {})

@@ -34,12 +34,14 @@ class Target:
     isa_option: str  # gem5's build option for the ISA
     protocol: str  # gem5's PROTOCOL build option
     wide_bits: int  # the NUMBER_BITS_PER_SET the README builds with
+    widest: str  # the protocol's largest set of controllers of one kind, in messages
 
 
 TARGETS = {
     "x86_64": Target(BUILD_TARGET, "MANYLAB_GEM5", "x86", "USE_X86_ISA", "MESI_Two_Level",
-                     RUBY_WIDE_BITS_PER_SET),
-    "arm64": Target("ARM_CHI", "MANYLAB_GEM5_ARM", "arm", "USE_ARM_ISA", "CHI", 1024),
+                     RUBY_WIDE_BITS_PER_SET, "cores"),
+    "arm64": Target("ARM_CHI", "MANYLAB_GEM5_ARM", "arm", "USE_ARM_ISA", "CHI", 1024,
+                    "CHI cache controllers (an L1I and an L1D per core, the home nodes, DMA)"),
 }
 BOOTLOADER_ENV = "MANYLAB_GEM5_ARM_BOOTLOADER"
 BOOTLOADER = "boot_foundation.arm64"
@@ -104,12 +106,11 @@ def version(path: Path) -> str:
     return f"gem5 version {build_info(path).get('version', 'unknown')}"
 
 
-def check_build(path: Path, cores: int = 1, arch: str = "x86_64",
-                cache_controllers: int = 0) -> None:
+def check_build(path: Path, arch: str = "x86_64", widest: int = 1) -> None:
     """The configs need gem5 v24 built for the arch's ISA and protocol (x86_64: X86 and
     MESI_Two_Level, arm64: ARM and CHI), with Ruby's controller sets wide enough for the
-    controllers of a kind: one L1 per core (x86_64); `cache_controllers`, every CHI cache
-    controller of the point (arm64: 2 per core, the home nodes and DMA; system.chi_counts)."""
+    point's `widest` controllers of one kind: one L1 per core (x86_64); every CHI cache
+    controller (arm64: 2 per core, the home nodes and DMA; system.chi_counts)."""
     target = TARGETS[arch]
     info = build_info(path)
     build = info.get("build", {})
@@ -121,17 +122,11 @@ def check_build(path: Path, cores: int = 1, arch: str = "x86_64",
                        f"the lab's configs need gem5 v24 built for {target.build} "
                        "(gem5-configs/README.md)")
     bits = int(build.get("NUMBER_BITS_PER_SET", RUBY_DEFAULT_BITS_PER_SET))
-    if arch == "arm64" and cache_controllers > bits:
+    if widest > bits:
         raise LabError(f"{path}: Ruby's controller sets hold {bits} controllers of a kind "
-                       f"(NUMBER_BITS_PER_SET) and the point has {cache_controllers} CHI cache "
-                       "controllers (an L1I and an L1D per core, the home nodes, DMA): rebuild "
-                       f"gem5 with NUMBER_BITS_PER_SET={target.wide_bits} (scons setconfig, "
-                       "gem5-configs/README.md)")
-    if arch == "x86_64" and cores > bits:
-        raise LabError(f"{path}: Ruby's controller sets hold {bits} controllers of a kind "
-                       f"(NUMBER_BITS_PER_SET) and the point has {cores} cores: rebuild gem5 "
-                       f"with NUMBER_BITS_PER_SET={target.wide_bits} (scons "
-                       f"menuconfig, gem5-configs/README.md)")
+                       f"(NUMBER_BITS_PER_SET) and the point has {widest} {target.widest}: "
+                       f"rebuild gem5 with NUMBER_BITS_PER_SET={target.wide_bits} (scons "
+                       "setconfig, gem5-configs/README.md)")
 
 
 def configs_hashes() -> dict[str, str]:
