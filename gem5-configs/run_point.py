@@ -1,5 +1,5 @@
 """gem5 entry point of one manylab point:
-`gem5.fast [--outdir DIR] run_point.py SYSTEM.json [--max-ticks N]
+`gem5.fast [--outdir DIR] run_point.py SYSTEM.json [--max-ticks N] [--roi-max-ticks N]
 [--checkpoint-out DIR | --restore DIR]`.
 
 SYSTEM.json is written by the lab (manylab/backends/gem5/system.py); its "isa" ("x86" or
@@ -9,6 +9,8 @@ core type. Statistics blocks in stats.txt: 0 = boot, 1 = region of interest, 2 =
 rest up to the guest's exit (on the region's core type: gem5 cannot switch Ruby back to
 atomic_noncaching). roi.json records the ticks and the block of the region, and the tick at
 which each phase marker inside it ran (work-begin with work id PHASE_WORK_ID + phase).
+With --roi-max-ticks the run ends that many ticks into the region (a sample of it, for
+benchmarks): block 1 then holds the sample and roi.json says "truncated": true.
 
 Checkpoints: a guest booted with manylab.snapshot=1 asks for one at its ready point (gem5op
 checkpoint). With --checkpoint-out the checkpoint is saved there and the run ends; without it
@@ -42,6 +44,8 @@ parser = argparse.ArgumentParser(prog="run_point.py")
 parser.add_argument("system", help="the point's system description (JSON)")
 parser.add_argument("--max-ticks", type=int, default=None,
                     help="stop after this many ticks (benchmarks), dumping the statistics")
+parser.add_argument("--roi-max-ticks", type=int, default=None,
+                    help="end the run this many ticks after the region begins (a sample)")
 parser.add_argument("--checkpoint-out", default=None,
                     help="save a checkpoint here where the guest asks for one, then end")
 parser.add_argument("--restore", default=None, help="start from the checkpoint in this folder")
@@ -74,6 +78,8 @@ def on_work_begin() -> Generator[bool, None, None]:
             m5.stats.reset()
             if switchable:
                 board.get_processor().switch()
+            if options.roi_max_ticks:
+                m5.scheduleTickExitFromCurrent(options.roi_max_ticks)
             write_roi()
         yield False
 
@@ -85,6 +91,18 @@ def on_work_end() -> Generator[bool, None, None]:
             m5.stats.dump()
             m5.stats.reset()
             write_roi()
+        yield False
+
+
+def on_roi_limit() -> Generator[bool, None, None]:
+    while True:
+        if roi["begin_tick"] is not None and roi["end_tick"] is None:
+            roi["end_tick"] = m5.curTick()
+            roi["truncated"] = True
+            m5.stats.dump()
+            m5.stats.reset()
+            write_roi()
+            yield True
         yield False
 
 
@@ -103,6 +121,7 @@ simulator = Simulator(
         ExitEvent.WORKBEGIN: on_work_begin(),
         ExitEvent.WORKEND: on_work_end(),
         ExitEvent.CHECKPOINT: on_checkpoint(),
+        ExitEvent.SCHEDULED_TICK: on_roi_limit(),
     },
 )
 if options.max_ticks:

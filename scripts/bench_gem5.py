@@ -13,7 +13,12 @@ Both figures include boot work; the ratio is host seconds per instruction, gem5 
 With `--study runs/<study>` it instead reads a finished study that ran the same points on both
 tiers (runs/tiers.toml) and prints the region of interest's instructions and host seconds per
 tier (gem5: detailed cores and Ruby; QEMU: the plugin's full model), without running anything.
-Needs MANYLAB_GEM5 (gem5 built for X86_MESI_Two_Level; gem5-configs/README.md).
+With `--point SPEC ID [--profile P]` it restores that gem5 point's checkpoint (cached, built
+when missing) and runs the first `--roi-us` simulated microseconds of its region of interest
+(run_point.py --roi-max-ticks): the host cost per instruction of a region too long to run
+whole here (256 cores), with the checkpoint's build time, the restore's time to the region
+and the sample's counts. Needs MANYLAB_GEM5 (gem5 built for X86_MESI_Two_Level) or, for
+arm64 points, MANYLAB_GEM5_ARM and its bootloader (gem5-configs/README.md).
 """
 from __future__ import annotations
 
@@ -30,7 +35,9 @@ sys.path.insert(0, str(ROOT))
 
 from manylab import image, kernel, plan, pointdir, runner  # noqa: E402
 from manylab import spec as specs  # noqa: E402
-from manylab.backends.gem5 import backend, command, stats  # noqa: E402
+from manylab.backends import supervise  # noqa: E402
+from manylab.backends.gem5 import backend, checkpoint, command, stats  # noqa: E402
+from manylab.backends.gem5.backend import GEM5 as GEM5_BACKEND  # noqa: E402
 
 SPEC = """
 [study]
@@ -106,6 +113,63 @@ def roi_figures(point: pointdir.PointFiles) -> tuple[float, float] | None:
     return float(summary["roi.insts"]), float(roi["host.wall_s"])
 
 
+def region_sample(spec_path: Path, point_id: str, profile: str | None, roi_us: float) -> int:
+    """Restore the point's checkpoint and run roi_us of its region; print what it cost."""
+    by_id = {p.id: p for p in plan.points(specs.load(spec_path, profile))}
+    if point_id not in by_id:
+        sys.exit(f"bench_gem5: {spec_path}: no point '{point_id}' (see manylab plan {spec_path})")
+    point = by_id[point_id].config
+    if point.machine.backend != "gem5" or not checkpoint.wanted(point):
+        sys.exit(f"bench_gem5: {point_id} is no gem5 point restoring a checkpoint")
+    gem5 = command.binary(point)
+    GEM5_BACKEND.check_tools(point)
+    kern = kernel.build(kernel.request_for(point))
+    img = image.for_point(point)
+    with tempfile.TemporaryDirectory(prefix="bench-gem5-") as name:
+        work = Path(name)
+        description = backend.prepare(point, kern, img, work)
+        state = checkpoint.ensure(description, gem5, kern, img, backend.DEFAULT_TIMEOUT_S)
+        argv = command.argv(gem5, work / "out", work / checkpoint.SYSTEM_JSON)
+        argv += ["--restore", str(checkpoint.folder(state)),
+                 "--roi-max-ticks", str(round(roi_us * 1e6))]
+        print(f"bench_gem5: {point_id}: restoring, then {roi_us:g} us of the region ...",
+              flush=True)
+        outcome = supervise.run(argv, work / "console.log", work / "gem5-stderr.log",
+                                backend.DEFAULT_TIMEOUT_S, program="gem5")
+        roi_json = work / "out" / "roi.json"
+        roi = json.loads(roi_json.read_text()) if roi_json.is_file() else {}
+        # The sample ends gem5 before the guest's exit: only a fault or an early end fails it.
+        problem = (outcome.console.reason if outcome.console.failures else
+                   "no exit within the time limit" if outcome.timed_out else
+                   f"gem5 exited {outcome.returncode}: {supervise.reason_line(outcome.stderr_tail)}"
+                   if outcome.returncode else
+                   None if roi.get("truncated") else "the region ended before the sample did")
+        if problem:
+            sys.exit(f"bench_gem5: {point_id}: no region sample ({problem})")
+        blocks = stats.parse((work / "out" / "stats.txt").read_text())
+        to_region = stats.summary(blocks[0], description, "restore")
+        sample = stats.summary(blocks[1], description, "roi")
+    insts, host = sample["roi.insts"], sample["roi.host_seconds"]
+    rows = [
+        ("cores", f"{point.machine.vcpus} ({point.machine.arch})"),
+        ("checkpoint build s / MiB", f"{state.manifest.get('build_s')} / "
+         f"{sum(f['bytes'] for f in state.manifest['files'].values()) / 2**20:.0f}"),
+        ("restore to region: host s / insts", f"{to_region['restore.host_seconds']:.1f} / "
+         f"{to_region['restore.insts']:.0f}"),
+        ("sample: simulated us", f"{sample['roi.sim_seconds'] * 1e6:.1f}"),
+        ("sample: insts", f"{insts:.0f}"),
+        ("sample: network messages", f"{sample['roi.coh.msgs']:.0f}"),
+        ("sample: L1D misses", f"{sample['roi.l1d.misses']:.0f}"),
+        ("sample: host s", f"{host:.1f}"),
+        ("sample: host us per instruction", f"{host / insts * 1e6:.3f}" if insts else "-"),
+        ("gem5 wall s / peak RSS GiB", f"{outcome.seconds:.0f} / "
+         f"{(outcome.peak_rss_mib or 0) / 1024:.2f}"),
+    ]
+    for label, value in rows:
+        print(f"{label:<36} {value}")
+    return 0
+
+
 def study_table(study_dir: Path) -> int:
     rows: dict[tuple[int, str], dict[str, tuple[float, float]]] = {}
     for folder in pointdir.list_points(study_dir):
@@ -139,9 +203,16 @@ def main() -> int:
     parser.add_argument("--no-qemu", action="store_true", help="skip the QEMU tier")
     parser.add_argument("--study", type=Path,
                         help="print the ROI figures of a finished two-tier study instead")
+    parser.add_argument("--point", nargs=2, metavar=("SPEC", "ID"),
+                        help="sample the region of this gem5 point, restored (see above)")
+    parser.add_argument("--profile", help="the spec profile of --point")
+    parser.add_argument("--roi-us", type=float, default=100.0,
+                        help="simulated microseconds of the region to run (default 100)")
     args = parser.parse_args()
     if args.study:
         return study_table(args.study)
+    if args.point:
+        return region_sample(Path(args.point[0]), args.point[1], args.profile, args.roi_us)
     print(f"{'cores':>5} {'tier':<18} {'build s':>8} {'insts':>12} {'host s':>8} "
           f"{'us/inst':>9} {'gem5/qemu':>9}")
     with tempfile.TemporaryDirectory(prefix="bench-gem5-") as name:
