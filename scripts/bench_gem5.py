@@ -35,9 +35,8 @@ sys.path.insert(0, str(ROOT))
 
 from manylab import image, kernel, plan, pointdir, runner  # noqa: E402
 from manylab import spec as specs  # noqa: E402
-from manylab.backends import supervise  # noqa: E402
-from manylab.backends.gem5 import backend, checkpoint, command, stats  # noqa: E402
-from manylab.backends.gem5.backend import GEM5 as GEM5_BACKEND  # noqa: E402
+from manylab.backends.gem5 import backend, command, sample, stats  # noqa: E402
+from manylab.errors import LabError  # noqa: E402
 
 SPEC = """
 [study]
@@ -119,51 +118,27 @@ def region_sample(spec_path: Path, point_id: str, profile: str | None, roi_us: f
     if point_id not in by_id:
         sys.exit(f"bench_gem5: {spec_path}: no point '{point_id}' (see manylab plan {spec_path})")
     point = by_id[point_id].config
-    if point.machine.backend != "gem5" or not checkpoint.wanted(point):
-        sys.exit(f"bench_gem5: {point_id} is no gem5 point restoring a checkpoint")
-    gem5 = command.binary(point)
-    GEM5_BACKEND.check_tools(point)
-    kern = kernel.build(kernel.request_for(point))
-    img = image.for_point(point)
-    with tempfile.TemporaryDirectory(prefix="bench-gem5-") as name:
-        work = Path(name)
-        description = backend.prepare(point, kern, img, work)
-        state = checkpoint.ensure(description, gem5, kern, img, backend.DEFAULT_TIMEOUT_S)
-        argv = command.argv(gem5, work / "out", work / checkpoint.SYSTEM_JSON)
-        argv += ["--restore", str(checkpoint.folder(state)),
-                 "--roi-max-ticks", str(round(roi_us * 1e6))]
-        print(f"bench_gem5: {point_id}: restoring, then {roi_us:g} us of the region ...",
-              flush=True)
-        outcome = supervise.run(argv, work / "console.log", work / "gem5-stderr.log",
-                                backend.DEFAULT_TIMEOUT_S, program="gem5")
-        roi_json = work / "out" / "roi.json"
-        roi = json.loads(roi_json.read_text()) if roi_json.is_file() else {}
-        # The sample ends gem5 before the guest's exit: only a fault or an early end fails it.
-        problem = (outcome.console.reason if outcome.console.failures else
-                   "no exit within the time limit" if outcome.timed_out else
-                   f"gem5 exited {outcome.returncode}: {supervise.reason_line(outcome.stderr_tail)}"
-                   if outcome.returncode else
-                   None if roi.get("truncated") else "the region ended before the sample did")
-        if problem:
-            sys.exit(f"bench_gem5: {point_id}: no region sample ({problem})")
-        blocks = stats.parse((work / "out" / "stats.txt").read_text())
-        to_region = stats.summary(blocks[0], description, "restore")
-        sample = stats.summary(blocks[1], description, "roi")
-    insts, host = sample["roi.insts"], sample["roi.host_seconds"]
+    print(f"bench_gem5: {point_id}: restoring, then {roi_us:g} us of the region ...", flush=True)
+    try:
+        got = sample.run(point, roi_us)
+    except LabError as error:
+        sys.exit(f"bench_gem5: {point_id}: {error}")
+    region, to_region = got.region, got.to_region
+    insts, host = region["roi.insts"], region["roi.host_seconds"]
     rows = [
         ("cores", f"{point.machine.vcpus} ({point.machine.arch})"),
-        ("checkpoint build s / MiB", f"{state.manifest.get('build_s')} / "
-         f"{sum(f['bytes'] for f in state.manifest['files'].values()) / 2**20:.0f}"),
+        ("checkpoint build s / MiB", f"{got.checkpoint_build_s} / "
+         f"{got.checkpoint_bytes / 2**20:.0f}"),
         ("restore to region: host s / insts", f"{to_region['restore.host_seconds']:.1f} / "
          f"{to_region['restore.insts']:.0f}"),
-        ("sample: simulated us", f"{sample['roi.sim_seconds'] * 1e6:.1f}"),
+        ("sample: simulated us", f"{region['roi.sim_seconds'] * 1e6:.1f}"),
         ("sample: insts", f"{insts:.0f}"),
-        ("sample: network messages", f"{sample['roi.coh.msgs']:.0f}"),
-        ("sample: L1D misses", f"{sample['roi.l1d.misses']:.0f}"),
+        ("sample: network messages", f"{region['roi.coh.msgs']:.0f}"),
+        ("sample: L1D misses", f"{region['roi.l1d.misses']:.0f}"),
         ("sample: host s", f"{host:.1f}"),
         ("sample: host us per instruction", f"{host / insts * 1e6:.3f}" if insts else "-"),
-        ("gem5 wall s / peak RSS GiB", f"{outcome.seconds:.0f} / "
-         f"{(outcome.peak_rss_mib or 0) / 1024:.2f}"),
+        ("gem5 wall s / peak RSS GiB", f"{got.wall_s:.0f} / "
+         f"{(got.peak_rss_mib or 0) / 1024:.2f}"),
     ]
     for label, value in rows:
         print(f"{label:<36} {value}")

@@ -5,13 +5,17 @@ boot the lab's arm64 kernel once on atomic cores on gem5's Arm board (VExpress_G
 to the guest's ready point, where gem5 saves a checkpoint; each point then restores it, reads
 its own run script through readfile, runs its region of interest on timing cores through the
 CHI caches on the mesh, and the two restores count the same (gem5-configs/README.md "arm64
-(CHI)": 15 min here)."""
+(CHI)": 15 min here). Then a sample of the region (the first 50 us, as
+scripts/bench_gem5.py --point takes one) from the same checkpoint."""
 
 import os
 from pathlib import Path
 
 import pytest
 
+from manylab import plan
+from manylab import spec as specs
+from manylab.backends.gem5 import sample
 from tests.gem5.points import assert_same_region_counts, restored_points
 
 
@@ -42,3 +46,10 @@ def test_two_restores_of_one_arm64_checkpoint_run_the_workload_and_count_the_sam
         summary = stats["summary"]
         assert summary["roi.l1d.accesses"] > 0 and summary["roi.coh.msgs"] > 0
     assert_same_region_counts(points)
+
+    point = plan.points(specs.load(tmp_path / "cpt-arm.toml"))[0].config
+    got = sample.run(point, 50.0)
+    assert got.checkpoint_key == points[0][0]["checkpoint"]["key"]  # restored, not rebuilt
+    assert got.region["roi.sim_seconds"] == pytest.approx(50e-6, abs=1e-9)
+    assert 0 < got.region["roi.insts"] < points[0][1]["summary"]["roi.insts"]
+    assert got.to_region["restore.insts"] > 0
