@@ -85,11 +85,9 @@ def _scheduler_options(args: argparse.Namespace) -> dict[str, str]:
 
 def cmd_run_point(args: argparse.Namespace) -> int:
     spec = specs.load(Path(args.spec), args.profile)
-    by_id = {p.id: p for p in plan.points(spec)}
-    if args.point not in by_id:
-        raise LabError(f"{args.spec}: no point '{args.point}' (see manylab plan {args.spec})")
+    point = plan.find(spec, args.point)
     root = Path(args.results_root) if args.results_root else RUNS_DIR
-    result = runner.run_point(spec, by_id[args.point], root)
+    result = runner.run_point(spec, point, root)
     print(json.dumps(result))
     return 0 if result["status"] == "ok" else 1
 

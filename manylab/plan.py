@@ -65,6 +65,14 @@ def points(spec: specs.Spec) -> list[Point]:
     return result
 
 
+def find(spec: specs.Spec, point_id: str) -> Point:
+    """The spec's point with this id (as `manylab plan` prints it)."""
+    for point in points(spec):
+        if point.id == point_id:
+            return point
+    raise LabError(f"{spec.path}: no point '{point_id}' (see manylab plan {spec.path})")
+
+
 def check_machines(spec: specs.Spec, points: list[Point]) -> None:
     """The machine model of every point that uses one (the plugin's, or gem5's built from it):
     its preset, `set` keys and values and vCPU count, checked by the plugin's own parameter

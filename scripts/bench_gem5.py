@@ -114,15 +114,13 @@ def roi_figures(point: pointdir.PointFiles) -> tuple[float, float] | None:
 
 def region_sample(spec_path: Path, point_id: str, profile: str | None, roi_us: float) -> int:
     """Restore the point's checkpoint and run roi_us of its region; print what it cost."""
-    by_id = {p.id: p for p in plan.points(specs.load(spec_path, profile))}
-    if point_id not in by_id:
-        sys.exit(f"bench_gem5: {spec_path}: no point '{point_id}' (see manylab plan {spec_path})")
-    point = by_id[point_id].config
-    print(f"bench_gem5: {point_id}: restoring, then {roi_us:g} us of the region ...", flush=True)
     try:
+        point = plan.find(specs.load(spec_path, profile), point_id).config
+        print(f"bench_gem5: {point_id}: restoring, then {roi_us:g} us of the region ...",
+              flush=True)
         got = sample.run(point, roi_us)
     except LabError as error:
-        sys.exit(f"bench_gem5: {point_id}: {error}")
+        sys.exit(f"bench_gem5: {error}")
     region, to_region = got.region, got.to_region
     insts, host = region["roi.insts"], region["roi.host_seconds"]
     rows = [

@@ -1,4 +1,5 @@
 import json
+import re
 import subprocess
 import sys
 import tomllib
@@ -53,6 +54,16 @@ args = { procs = "{vcpus}", pattern = ["seq", "rand"] }
     assert expanded[4]["machine"]["vcpus"] == 4 and expanded[4]["workload"]["args"]["procs"] == 4
     # the two identical variants collapse into one set of point ids
     assert len(plan.points(spec)) == 16
+
+
+def test_a_point_is_found_by_its_id_and_an_unknown_id_names_the_spec(write_spec):
+    path = write_spec(MINIMAL)
+    spec = specs.load(path)
+    only = plan.points(spec)[0]
+    assert plan.find(spec, only.id) == only
+    wanted = f"{path}: no point 'nosuch' (see manylab plan {path})"
+    with pytest.raises(LabError, match=f"^{re.escape(wanted)}$"):
+        plan.find(spec, "nosuch")
 
 
 def test_a_dotted_set_key_sweeps_as_one_key(write_spec):

@@ -99,7 +99,7 @@ def run_into(point_id: str, study: str, point: PointParams, staging: Path,
         try:
             state = checkpoint.ensure(description, gem5, kernel_artifacts, image_artifacts,
                                       timeout_s)
-            argv += ["--restore", str(checkpoint.folder(state))]
+            argv += checkpoint.restore_args(state)
             tool["checkpoint"] = checkpoint.describe(state)
         except ready_state.StateFailed as error:
             tool["checkpoint_error"] = str(error)

@@ -108,6 +108,11 @@ def folder(state: ready_state.ReadyState) -> Path:
     return state.file(FOLDER)
 
 
+def restore_args(state: ready_state.ReadyState) -> list[str]:
+    """run_point.py's arguments that restore the checkpoint."""
+    return ["--restore", str(folder(state))]
+
+
 def describe(state: ready_state.ReadyState) -> dict[str, Any]:
     """inputs.json's record of the checkpoint a point restored."""
     files = state.manifest["files"]

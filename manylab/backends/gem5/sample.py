@@ -41,18 +41,22 @@ def run(point: PointParams, roi_us: float, timeout_s: float = backend.DEFAULT_TI
         description = backend.prepare(point, kern, img, work)
         state = checkpoint.ensure(description, gem5, kern, img, timeout_s)
         argv = command.argv(gem5, work / "out", work / checkpoint.SYSTEM_JSON)
-        argv += ["--restore", str(checkpoint.folder(state)),
-                 "--roi-max-ticks", str(round(roi_us * 1e6))]
+        argv += checkpoint.restore_args(state) + ["--roi-max-ticks", str(round(roi_us * 1e6))]
         outcome = supervise.run(argv, work / "console.log", work / "gem5-stderr.log",
                                 timeout_s, program="gem5")
         roi_json = work / "out" / "roi.json"
         roi = json.loads(roi_json.read_text()) if roi_json.is_file() else {}
-        # The sample ends gem5 before the guest's exit: only a fault or an early end fails it.
-        problem = (outcome.console.reason if outcome.console.failures else
-                   "no exit within the time limit" if outcome.timed_out else
-                   f"gem5 exited {outcome.returncode}: {supervise.reason_line(outcome.stderr_tail)}"
-                   if outcome.returncode else
-                   None if roi.get("truncated") else "the region ended before the sample did")
+        # The sample ends gem5 before the guest's exit, which outcome.failure reports for a
+        # whole run: here only a fault, a hang, gem5's error or an early end fail it.
+        if outcome.console.failures or outcome.timed_out:
+            problem = outcome.failure
+        elif outcome.returncode:
+            problem = f"gem5 exited {outcome.returncode}: " \
+                f"{supervise.reason_line(outcome.stderr_tail)}"
+        elif not roi.get("truncated"):
+            problem = "the region ended before the sample did"
+        else:
+            problem = None
         if problem:
             raise LabError(f"no region sample: {problem}")
         blocks = stats.parse((work / "out" / "stats.txt").read_text())
