@@ -116,11 +116,13 @@ def region_sample(spec_path: Path, point_id: str, profile: str | None, roi_us: f
     """Restore the point's checkpoint and run roi_us of its region; print what it cost."""
     try:
         point = plan.find(specs.load(spec_path, profile), point_id).config
-        print(f"bench_gem5: {point_id}: restoring, then {roi_us:g} us of the region ...",
-              flush=True)
-        got = sample.run(point, roi_us)
     except LabError as error:
         sys.exit(f"bench_gem5: {error}")
+    print(f"bench_gem5: {point_id}: restoring, then {roi_us:g} us of the region ...", flush=True)
+    try:
+        got = sample.run(point, roi_us)
+    except LabError as error:
+        sys.exit(f"bench_gem5: {point_id}: {error}")
     region, to_region = got.region, got.to_region
     insts, host = region["roi.insts"], region["roi.host_seconds"]
     rows = [
