@@ -84,26 +84,28 @@ def on_work_begin() -> Generator[bool, None, None]:
         yield False
 
 
+def end_roi(truncated: bool) -> bool:
+    """End the region now if it is open; whether it was."""
+    if roi["begin_tick"] is None or roi["end_tick"] is not None:
+        return False
+    roi["end_tick"] = m5.curTick()
+    if truncated:
+        roi["truncated"] = True
+    m5.stats.dump()
+    m5.stats.reset()
+    write_roi()
+    return True
+
+
 def on_work_end() -> Generator[bool, None, None]:
     while True:
-        if roi["begin_tick"] is not None and roi["end_tick"] is None:
-            roi["end_tick"] = m5.curTick()
-            m5.stats.dump()
-            m5.stats.reset()
-            write_roi()
+        end_roi(truncated=False)
         yield False
 
 
 def on_roi_limit() -> Generator[bool, None, None]:
     while True:
-        if roi["begin_tick"] is not None and roi["end_tick"] is None:
-            roi["end_tick"] = m5.curTick()
-            roi["truncated"] = True
-            m5.stats.dump()
-            m5.stats.reset()
-            write_roi()
-            yield True
-        yield False
+        yield end_roi(truncated=True)
 
 
 def on_checkpoint() -> Generator[bool, None, None]:
