@@ -58,7 +58,7 @@ def workload_sections(study: Study, out_dir: Path) -> list[Section]:
     for (workload,), members in group(study.records, ["workload.name"]).items():
         name = str(workload)
         swept = records.swept_params(members)
-        context = Context(name, members, swept, out_dir, study.settings)
+        context = Context(name, members, swept, out_dir, study.settings, study.directory)
         chosen = plot_set(name)
         sections += chosen.sections(context)
         sections += kernel_paths.sections(context)

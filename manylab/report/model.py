@@ -35,6 +35,7 @@ class Context:
     swept: list[str]            # parameters that differ between its points
     out_dir: Path
     settings: dict[str, Any] = field(default_factory=dict)  # the spec's [report] section
+    study_dir: Path | None = None  # the points' folders (stats.json, inputs.json)
 
 
 def cell(value: object) -> str:

@@ -30,7 +30,8 @@ def params(workload: str, args: dict[str, Any], repeat: int = 0, vcpus: int = 2,
 def write_point(study: Path, point: str, point_params: dict[str, Any],
                 outputs: list[dict[str, Any]] | None, status: str = "ok",
                 reason: str | None = None, stats: dict[str, Any] | None = None,
-                spec: Path | None = None, regions: dict[str, Any] | None = None) -> Path:
+                spec: Path | None = None, regions: dict[str, Any] | None = None,
+                model_params: dict[str, Any] | None = None) -> Path:
     folder = study / point
     folder.mkdir(parents=True)
     if stats is not None:  # the machine model ran
@@ -46,7 +47,8 @@ def write_point(study: Path, point: str, point_params: dict[str, Any],
         (folder / "workload.json").write_text(json.dumps(outputs))
     if stats is not None:
         (folder / "stats.json").write_text(json.dumps({"summary": stats,
-                                                       "regions": regions or {}}))
+                                                       "regions": regions or {},
+                                                       "params": model_params or {}}))
     (folder / "result.json").write_text(json.dumps({
         "point": point, "study": study.name, "status": status, "reason": reason,
         "exit_status": 0, "qemu_returncode": 0, "timing": {"total_s": 10.0, "boot_s": 2.0},

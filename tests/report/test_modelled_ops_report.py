@@ -52,3 +52,58 @@ def test_no_verdict_away_from_the_thesiss_core_count(tmp_path):
     text = (make_report(exim_study(tmp_path, 60)).parent / "report.md").read_text()
     assert "| ldu=global | 60 | 2 | 5,400 |" in text
     assert "2.6x over stock at 120 cores; this study ran 60 vCPUs: no verdict here." in text
+
+
+KNL = {"machine": {"threads_per_core": 4, "core.smt_gain": 1.5}}
+
+
+def vcpu_times(vcpus: int, first: tuple[float, float, float], others: float) -> list[dict]:
+    """vCPU 0's (cycles, idle, SMT cycles); every other vCPU busy `others` cycles, no SMT."""
+    rest = [{"cycles": others, "idle_cycles": 0.0, "smt_cycles": 0.0}] * (vcpus - 1)
+    return [dict(zip(("cycles", "idle_cycles", "smt_cycles"), first, strict=True)), *rest]
+
+
+def smt_study(tmp_path, vcpus, points):
+    spec = tmp_path / "ex.toml"
+    spec.write_text(SPEC)
+    study = tmp_path / "ex"
+    for cmdline, (time_ns, first, others) in points.items():
+        point = params("smtpload", {"connections": vcpus}, 0, vcpus, "ldu", cmdline)
+        point["machine"]["quantum_unit"] = "cycles"
+        point["plugin"]["preset"] = "knl-64"
+        write_point(study, cmdline[4:], point,
+                    [{"workload": "smtpload", "sent": 600, "delivered": 600, "ok": True}],
+                    stats={"roi.time.modelled_ns": time_ns, "roi.time.smt": first[2]},
+                    spec=spec, model_params=KNL,
+                    regions={"roi": {"time.vcpus": vcpu_times(vcpus, first, others)}})
+    return study
+
+
+def test_rates_across_the_smt_gain_where_siblings_shared_cores(tmp_path):
+    # knl-64, 80 vCPUs (scatter): 16 cores host two. off: 600 / 0.2 s = 3,000; vCPU 0 busy
+    # 900 with 300 SMT cycles against the others' 1,000: time x 1.02 at G = 1, else x 1.
+    # global: 6,000; vCPU 0 busy 1,000 with 500 SMT cycles (base 700), the others 800:
+    # x 1.2 at G = 1 (500 + 700), 0.85 at 2 (500 + 350), 0.8 at 3 and 4 (the others' 800).
+    study = smt_study(tmp_path, 80, {"ldu=off": (200e6, (1000, 100, 300), 1000),
+                                     "ldu=global": (100e6, (1000, 0, 500), 800)})
+    text = (make_report(study).parent / "report.md").read_text()
+    assert ("| kernel.cmdline | machine.vcpus | n | G = 1 | G = 1.5 | G = 2 | G = 3 "
+            "| G = 4 |") in text
+    assert ("| ldu=global | 80 | 1 | 5,000 (1.70x) | 6,000 (2.00x) | 7,059 (2.35x) "
+            "| 7,500 (2.50x) | 7,500 (2.50x) |") in text
+    assert ("| ldu=off | 80 | 1 | 2,941 (1.00x) | 3,000 (1.00x) | 3,000 (1.00x) "
+            "| 3,000 (1.00x) | 3,000 (1.00x) |") in text
+
+
+def test_no_estimate_where_a_core_hosts_more_than_two(tmp_path):
+    study = smt_study(tmp_path, 160, {"ldu=off": (200e6, (1000, 100, 300), 1000),
+                                      "ldu=global": (100e6, (1000, 0, 500), 800)})
+    text = (make_report(study).parent / "report.md").read_text()
+    assert ("Not estimated: off: a core hosts 3 vCPUs: the SMT cycles mix sharing degrees, "
+            "which stats.json does not split.") in text
+    assert "| G = 1 |" not in text
+
+
+def test_no_smt_section_without_shared_cores(tmp_path):
+    text = (make_report(exim_study(tmp_path, 120)).parent / "report.md").read_text()
+    assert "across core.smt_gain" not in text

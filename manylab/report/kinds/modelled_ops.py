@@ -6,8 +6,13 @@ judged where the study ran 120 vCPUs."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
+from manylab import pointdir
+from manylab.errors import LabError
+from manylab.report import smt_gain
 from manylab.report.kinds import PlotSet, generic, register
 from manylab.report.kinds.common import (
     MODELLED_TIME_NOTE,
@@ -28,6 +33,7 @@ RATE = "modelled.ops_per_s"
 PUBLISHED_CORES = 120
 CYCLES, WAIT, IDLE, INSTS = ("stats.roi.time.cycles.sum", "stats.roi.time.wait",
                              "stats.roi.time.idle", "stats.roi.insts")
+SMT = "stats.roi.time.smt"
 
 
 @dataclass(frozen=True)
@@ -120,7 +126,98 @@ def sections_for(ops: Operations, ctx: Context) -> list[Section]:
     paragraphs += verdicts(ops, rated, base, keys)
     columns = [*keys, "n", f"{ops.noun} per modelled s", "95% CI", "vs baseline",
                "intervals", "ROI modelled ms", "wait", "idle", "instructions per op"]
+    return [Section(title, paragraphs, [], [Table(title, columns, rows)]),
+            *smt_sections(ops, ctx, rated, base, keys)]
+
+
+def smt_sections(ops: Operations, ctx: Context, rated: list[Record],
+                 base: tuple[str, str] | None, keys: list[str]) -> list[Section]:
+    """The rates across core.smt_gain's range, where SMT siblings shared a core in the ROI."""
+    shared = [r for r in rated if is_number(r.get(SMT)) and float(r[SMT]) > 0]
+    if not shared or ctx.study_dir is None:
+        return []
+    title = f"{ops.workload}: {ops.noun} per modelled second across core.smt_gain"
+    machines: dict[str, list[int] | LabError] = {}
+    estimated: list[Record] = []
+    skipped: list[str] = []
+    shown: set[float] = set()
+    for r in shared:
+        try:
+            factors = point_factors(ctx.study_dir / str(r["point"]), machines)
+        except LabError as error:
+            skipped.append(f"{r['point']}: {error}")
+            continue
+        shown |= set(factors)
+        estimated.append({**r, **{gain_column(g): float(r[RATE]) / f
+                                  for g, f in factors.items()}})
+    paragraphs = [
+        f"{len(shared)} point(s) ran with SMT siblings sharing a core (stats.roi.time.smt > "
+        "0): their rates depend on core.smt_gain (G), which no source pins for the presets' "
+        "chips (plugin README, \"Timing figures\"), so they are shown across G = "
+        "1..threads_per_core, to first order (manylab/report/smt_gain.py): each vCPU's SMT "
+        "cycles rescaled from the run's gain to G, its stall and wait cycles kept, idle "
+        "catch-up dropped, the busiest vCPU taken; the measured rate scales by that estimate's "
+        "ratio, so at the run's own gain it is the measured one. Valid where no core hosts "
+        "more than two vCPUs; waits that would change with the siblings' speed are not "
+        "followed."]
+    paragraphs += [f"Not estimated: {why}." for why in skipped]
+    if not estimated:
+        return [Section(title, paragraphs)]
+    gains = sorted(shown)
+    columns = [*keys, "n", *(f"G = {g:g}" for g in gains)]
+    rates = {g: aggregate(estimated, keys, gain_column(g)) for g in gains}
+    by_key = group(estimated, keys)
+    rows = []
+    for combo in sorted(by_key, key=lambda c: [sort_key(v) for v in c]):
+        ref = None
+        if base is not None and base[0] in keys:
+            ref = tuple(base[1] if k == base[0] else v for k, v in zip(keys, combo, strict=True))
+        cells = []
+        for g in gains:
+            s = rates[g].get(combo)
+            if s is None:
+                cells.append("")
+                continue
+            against = rates[g].get(ref) if ref is not None else None
+            ratio = f" ({s.mean / against.mean:.2f}x)" if against is not None else ""
+            cells.append(f"{s.mean:,.0f}{ratio}")
+        rows.append([*map(str, combo), str(len(by_key[combo])), *cells])
+    paragraphs.append("Each cell: the mean rate at that gain and, in brackets, its ratio to "
+                      "the baseline's at the same gain and vCPUs.")
     return [Section(title, paragraphs, [], [Table(title, columns, rows)])]
+
+
+def gain_column(gain: float) -> str:
+    return f"{RATE}.smt_gain={gain:g}"
+
+
+def point_factors(point_dir: Path, machines: dict[str, list[int] | LabError]) -> dict[float, float]:
+    """Gain -> the point's ROI time at that gain over its measured one (smt_gain.py); the
+    vCPU -> core map from the plugin's describer, once per distinct machine."""
+    stats = pointdir.read_json(point_dir / pointdir.STATS)
+    inputs = pointdir.read_json(point_dir / pointdir.INPUTS)
+    try:
+        vcpus = stats["regions"]["roi"]["time.vcpus"]
+        machine_params = stats["params"]["machine"]
+        plugin, count = inputs["params"]["plugin"], int(inputs["params"]["machine"]["vcpus"])
+    except (KeyError, TypeError) as error:
+        raise LabError(f"stats.json or inputs.json lacks {error}") from error
+    key = json.dumps([plugin["preset"], count, plugin.get("set", {})], sort_keys=True)
+    if key not in machines:
+        try:
+            machines[key] = describe(plugin["preset"], count, dict(plugin.get("set", {})))
+        except LabError as error:
+            machines[key] = error
+    found = machines[key]
+    if isinstance(found, LabError):
+        raise found
+    return smt_gain.time_factors(smt_gain.layout(machine_params, found), vcpus)
+
+
+def describe(preset: str, vcpus: int, overrides: dict[str, object]) -> list[int]:
+    from manylab.backends.gem5 import machine  # the describer lives with the gem5 tier
+
+    return machine.describe(preset, vcpus, overrides).vcpu_core
 
 
 def verdicts(ops: Operations, rated: list[Record], base: tuple[str, str] | None,
