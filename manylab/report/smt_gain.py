@@ -5,11 +5,12 @@ across 1..threads_per_core (plugin README "SMT siblings share a core"). Where no
 more than two vCPUs, every SMT cycle of a vCPU (`time.vcpus[].smt_cycles`) was charged with
 exactly one sibling busy: (s(G) - 1) x the vCPU's base cycles then, with s(G) = 2 / (1 + (G -
 1) / (T - 1)) the plugin's slowdown of two busy threads (plugin/src/smt.rs). The estimate
-rescales those cycles to the other gain, keeps every vCPU's stall and wait cycles, drops the
-idle cycles (catch-up that follows the others) and takes the busiest vCPU; a rate at G is the
-measured one times estimate(run's G) / estimate(G), so it equals the measured rate at the
-run's own gain. First order: waits that would change with the siblings' speed are not
-followed."""
+rescales those cycles to the other gain and takes the ROI's time to scale as the machine's own
+work does: the sum over vCPUs of base, SMT and stall cycles. Wait and idle cycles (waiting for
+and catching up with other vCPUs) are taken to scale with the others' speed, i.e. in proportion.
+A rate at G is the measured one times estimate(run's G) / estimate(G), so it equals the
+measured rate at the run's own gain. Checked against runs at other gains in docs/results ("The
+SMT gain checked against direct runs"): first order, not a substitute for them."""
 
 from __future__ import annotations
 
@@ -44,10 +45,10 @@ def layout(machine_params: dict[str, Any], vcpu_core: list[int]) -> Layout:
                   max(Counter(vcpu_core).values(), default=0))
 
 
-def busiest_cycles(vcpus: list[dict[str, Any]], smt_scale: float) -> float:
-    """Max over vCPUs of the busy cycles with the SMT share scaled by smt_scale."""
-    return max((float(v["cycles"]) - float(v["idle_cycles"])
-                + float(v["smt_cycles"]) * (smt_scale - 1.0) for v in vcpus), default=0.0)
+def work_cycles(vcpus: list[dict[str, Any]], smt_scale: float) -> float:
+    """The vCPUs' base, stall and SMT cycles (SMT scaled by smt_scale), summed."""
+    return sum(float(v["cycles"]) - float(v["idle_cycles"]) - float(v["wait_cycles"])
+               + float(v["smt_cycles"]) * (smt_scale - 1.0) for v in vcpus)
 
 
 def time_factors(machine: Layout, vcpus: list[dict[str, Any]]) -> dict[float, float]:
@@ -62,9 +63,9 @@ def time_factors(machine: Layout, vcpus: list[dict[str, Any]]) -> dict[float, fl
     if run_extra <= 0.0:
         raise LabError(f"core.smt_gain {machine.run_gain:g} = threads_per_core: no SMT cycles "
                        "to rescale")
-    at_run = busiest_cycles(vcpus, 1.0)
+    at_run = work_cycles(vcpus, 1.0)
     if at_run <= 0.0:
         raise LabError("no busy cycles in the ROI")
-    return {g: busiest_cycles(vcpus, (pair_slowdown(machine.threads_per_core, g) - 1.0)
-                              / run_extra) / at_run
+    return {g: work_cycles(vcpus, (pair_slowdown(machine.threads_per_core, g) - 1.0)
+                           / run_extra) / at_run
             for g in gains(machine.threads_per_core, machine.run_gain)}

@@ -57,47 +57,48 @@ def test_no_verdict_away_from_the_thesiss_core_count(tmp_path):
 KNL = {"machine": {"threads_per_core": 4, "core.smt_gain": 1.5}}
 
 
-def vcpu_times(vcpus: int, first: tuple[float, float, float], others: float) -> list[dict]:
-    """vCPU 0's (cycles, idle, SMT cycles); every other vCPU busy `others` cycles, no SMT."""
-    rest = [{"cycles": others, "idle_cycles": 0.0, "smt_cycles": 0.0}] * (vcpus - 1)
-    return [dict(zip(("cycles", "idle_cycles", "smt_cycles"), first, strict=True)), *rest]
+def vcpu_times(vcpus: int, times: tuple[float, float, float, float]) -> list[dict]:
+    """Every vCPU's (cycles, idle, SMT, wait cycles) in the ROI."""
+    names = ("cycles", "idle_cycles", "smt_cycles", "wait_cycles")
+    return [dict(zip(names, times, strict=True))] * vcpus
 
 
 def smt_study(tmp_path, vcpus, points):
     spec = tmp_path / "ex.toml"
     spec.write_text(SPEC)
     study = tmp_path / "ex"
-    for cmdline, (time_ns, first, others) in points.items():
+    for cmdline, (time_ns, times) in points.items():
         point = params("smtpload", {"connections": vcpus}, 0, vcpus, "ldu", cmdline)
         point["machine"]["quantum_unit"] = "cycles"
         point["plugin"]["preset"] = "knl-64"
         write_point(study, cmdline[4:], point,
                     [{"workload": "smtpload", "sent": 600, "delivered": 600, "ok": True}],
-                    stats={"roi.time.modelled_ns": time_ns, "roi.time.smt": first[2]},
+                    stats={"roi.time.modelled_ns": time_ns, "roi.time.smt": times[2]},
                     spec=spec, model_params=KNL,
-                    regions={"roi": {"time.vcpus": vcpu_times(vcpus, first, others)}})
+                    regions={"roi": {"time.vcpus": vcpu_times(vcpus, times)}})
     return study
 
 
 def test_rates_across_the_smt_gain_where_siblings_shared_cores(tmp_path):
-    # knl-64, 80 vCPUs (scatter): 16 cores host two. off: 600 / 0.2 s = 3,000; vCPU 0 busy
-    # 900 with 300 SMT cycles against the others' 1,000: time x 1.02 at G = 1, else x 1.
-    # global: 6,000; vCPU 0 busy 1,000 with 500 SMT cycles (base 700), the others 800:
-    # x 1.2 at G = 1 (500 + 700), 0.85 at 2 (500 + 350), 0.8 at 3 and 4 (the others' 800).
-    study = smt_study(tmp_path, 80, {"ldu=off": (200e6, (1000, 100, 300), 1000),
-                                     "ldu=global": (100e6, (1000, 0, 500), 800)})
+    # knl-64, 80 vCPUs (scatter: 16 cores host two). At G = 1.5 SMT cycles are 0.714 x base.
+    # off: 600 / 0.2 s = 3,000; each vCPU's own work 900 cycles (100 idle), 300 of it SMT:
+    # x 1.133 at G = 1 (SMT 420), 0.9 at 2 (210), 0.76 at 3 (84), 0.667 at 4 (0).
+    # global: 6,000; own work 800 (200 wait), 500 SMT (base 700): x 1.25 at G = 1 (SMT 700),
+    # 0.8125 at 2 (350), 0.55 at 3 (140), 0.375 at 4.
+    study = smt_study(tmp_path, 80, {"ldu=off": (200e6, (1000, 100, 300, 0)),
+                                     "ldu=global": (100e6, (1000, 0, 500, 200))})
     text = (make_report(study).parent / "report.md").read_text()
     assert ("| kernel.cmdline | machine.vcpus | n | G = 1 | G = 1.5 | G = 2 | G = 3 "
             "| G = 4 |") in text
-    assert ("| ldu=global | 80 | 1 | 5,000 (1.70x) | 6,000 (2.00x) | 7,059 (2.35x) "
-            "| 7,500 (2.50x) | 7,500 (2.50x) |") in text
-    assert ("| ldu=off | 80 | 1 | 2,941 (1.00x) | 3,000 (1.00x) | 3,000 (1.00x) "
-            "| 3,000 (1.00x) | 3,000 (1.00x) |") in text
+    assert ("| ldu=global | 80 | 1 | 4,800 (1.81x) | 6,000 (2.00x) | 7,385 (2.22x) "
+            "| 10,909 (2.76x) | 16,000 (3.56x) |") in text
+    assert ("| ldu=off | 80 | 1 | 2,647 (1.00x) | 3,000 (1.00x) | 3,333 (1.00x) "
+            "| 3,947 (1.00x) | 4,500 (1.00x) |") in text
 
 
 def test_no_estimate_where_a_core_hosts_more_than_two(tmp_path):
-    study = smt_study(tmp_path, 160, {"ldu=off": (200e6, (1000, 100, 300), 1000),
-                                      "ldu=global": (100e6, (1000, 0, 500), 800)})
+    study = smt_study(tmp_path, 160, {"ldu=off": (200e6, (1000, 100, 300, 0)),
+                                      "ldu=global": (100e6, (1000, 0, 500, 200))})
     text = (make_report(study).parent / "report.md").read_text()
     assert ("Not estimated: off: a core hosts 3 vCPUs: the SMT cycles mix sharing degrees, "
             "which stats.json does not split.") in text

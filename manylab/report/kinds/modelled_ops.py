@@ -155,11 +155,12 @@ def smt_sections(ops: Operations, ctx: Context, rated: list[Record],
         "0): their rates depend on core.smt_gain (G), which no source pins for the presets' "
         "chips (plugin README, \"Timing figures\"), so they are shown across G = "
         "1..threads_per_core, to first order (manylab/report/smt_gain.py): each vCPU's SMT "
-        "cycles rescaled from the run's gain to G, its stall and wait cycles kept, idle "
-        "catch-up dropped, the busiest vCPU taken; the measured rate scales by that estimate's "
-        "ratio, so at the run's own gain it is the measured one. Valid where no core hosts "
-        "more than two vCPUs; waits that would change with the siblings' speed are not "
-        "followed."]
+        "cycles rescaled from the run's gain to G, and the ROI's time scaled as the sum of "
+        "the vCPUs' own work (base, SMT and stall cycles), wait and idle in proportion; the "
+        "measured rate scales by that ratio, so at the run's own gain it is the measured one. "
+        "Valid where no core hosts more than two vCPUs; against direct runs at other gains "
+        "(docs/results, \"The SMT gain checked against direct runs\": AIM7-like, every core "
+        "shared) it under-stated the rate by 3% at G = 1 and by 6-10% at G = 4."]
     paragraphs += [f"Not estimated: {why}." for why in skipped]
     if not estimated:
         return [Section(title, paragraphs)]
