@@ -34,6 +34,7 @@ PUBLISHED_CORES = 120
 CYCLES, WAIT, IDLE, INSTS = ("stats.roi.time.cycles.sum", "stats.roi.time.wait",
                              "stats.roi.time.idle", "stats.roi.insts")
 SMT = "stats.roi.time.smt"
+SET = "plugin.set."
 
 
 @dataclass(frozen=True)
@@ -101,10 +102,8 @@ def sections_for(ops: Operations, ctx: Context) -> list[Section]:
     for combo in sorted(rates, key=lambda c: [sort_key(v) for v in c]):
         s = rates[combo]
         found = shares(by_key[combo], ops.amount)
-        ref = None
-        if base is not None and base[0] in keys:
-            ref = rates.get(tuple(base[1] if k == base[0] else v
-                                  for k, v in zip(keys, combo, strict=True)))
+        reference = baseline_combo(base, keys, combo)
+        ref = rates.get(reference) if reference is not None else None
         times = [float(r[TIME]) / 1e6 for r in by_key[combo]]
         rows.append([*map(str, combo), str(s.n), f"{s.mean:,.0f}",
                      f"±{s.ci95:,.0f}" if s.n > 1 else "one run",
@@ -143,7 +142,7 @@ def smt_sections(ops: Operations, ctx: Context, rated: list[Record],
     shown: set[float] = set()
     for r in shared:
         try:
-            factors = point_factors(ctx.study_dir / str(r["point"]), machines)
+            factors = point_factors(r, ctx.study_dir / str(r["point"]), machines)
         except LabError as error:
             skipped.append(f"{r['point']}: {error}")
             continue
@@ -170,9 +169,7 @@ def smt_sections(ops: Operations, ctx: Context, rated: list[Record],
     by_key = group(estimated, keys)
     rows = []
     for combo in sorted(by_key, key=lambda c: [sort_key(v) for v in c]):
-        ref = None
-        if base is not None and base[0] in keys:
-            ref = tuple(base[1] if k == base[0] else v for k, v in zip(keys, combo, strict=True))
+        ref = baseline_combo(base, keys, combo)
         cells = []
         for g in gains:
             s = rates[g].get(combo)
@@ -188,25 +185,35 @@ def smt_sections(ops: Operations, ctx: Context, rated: list[Record],
     return [Section(title, paragraphs, [], [Table(title, columns, rows)])]
 
 
+def baseline_combo(base: tuple[str, str] | None, keys: list[str],
+                   combo: tuple[object, ...]) -> tuple[object, ...] | None:
+    """The baseline setting's combination of `keys` beside `combo`; None without a baseline."""
+    if base is None or base[0] not in keys:
+        return None
+    return tuple(base[1] if k == base[0] else v for k, v in zip(keys, combo, strict=True))
+
+
 def gain_column(gain: float) -> str:
     return f"{RATE}.smt_gain={gain:g}"
 
 
-def point_factors(point_dir: Path, machines: dict[str, list[int] | LabError]) -> dict[float, float]:
+def point_factors(record: Record, point_dir: Path,
+                  machines: dict[str, list[int] | LabError]) -> dict[float, float]:
     """Gain -> the point's ROI time at that gain over its measured one (smt_gain.py); the
-    vCPU -> core map from the plugin's describer, once per distinct machine."""
+    vCPU -> core map from the plugin's describer for the record's preset, vCPUs and `set`
+    keys, once per distinct machine."""
     stats = pointdir.read_json(point_dir / pointdir.STATS)
-    inputs = pointdir.read_json(point_dir / pointdir.INPUTS)
     try:
         vcpus = stats["regions"]["roi"]["time.vcpus"]
         machine_params = stats["params"]["machine"]
-        plugin, count = inputs["params"]["plugin"], int(inputs["params"]["machine"]["vcpus"])
     except (KeyError, TypeError) as error:
-        raise LabError(f"stats.json or inputs.json lacks {error}") from error
-    key = json.dumps([plugin["preset"], count, plugin.get("set", {})], sort_keys=True)
+        raise LabError(f"stats.json lacks {error}") from error
+    preset, count = str(record["plugin.preset"]), int(record["machine.vcpus"])
+    overrides = {k.removeprefix(SET): v for k, v in record.items() if k.startswith(SET)}
+    key = json.dumps([preset, count, overrides], sort_keys=True)
     if key not in machines:
         try:
-            machines[key] = describe(plugin["preset"], count, dict(plugin.get("set", {})))
+            machines[key] = describe(preset, count, overrides)
         except LabError as error:
             machines[key] = error
     found = machines[key]
