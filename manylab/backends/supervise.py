@@ -13,6 +13,7 @@ import re
 import selectors
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -66,6 +67,7 @@ def reason_line(stderr_tail: list[str]) -> str:
 
 GRACE_AFTER_FATAL_S = 10.0
 RSS_READ_EVERY_S = 0.5
+QUIET_REPORT_EVERY_S = 300.0
 WALL_LIMIT_FACTOR = 4.0
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -88,11 +90,15 @@ def stop_all() -> None:
 
 
 def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float,
-        program: str = "QEMU", on_line: Callable[[str], None] | None = None) -> RunOutcome:
+        program: str = "QEMU", on_line: Callable[[str], None] | None = None,
+        label: str = "") -> RunOutcome:
     """Run the emulator (QEMU, or gem5 with its terminal on stdout), stream its console to
-    console_log, and judge the run. on_line sees each console line as it arrives."""
+    console_log, and judge the run. on_line sees each console line as it arrives. While the
+    console stays quiet, a line on stderr every QUIET_REPORT_EVERY_S says the run (label) goes
+    on and how much of its CPU-time limit it has used."""
     state = ConsoleState()
     started = time.monotonic()
+    heard_at = started
     boot_seconds: float | None = None
     wall_deadline = started + WALL_LIMIT_FACTOR * timeout_s
     fatal_deadline: float | None = None
@@ -118,6 +124,10 @@ def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float,
                     peak_rss_mib = _peak_rss_mib(proc.pid) or peak_rss_mib
                     cpu_seconds = _cpu_seconds(proc.pid) or cpu_seconds
                 now = time.monotonic()
+                if now - heard_at >= QUIET_REPORT_EVERY_S:
+                    _report_quiet(label or program, program, now - started, cpu_seconds,
+                                  timeout_s, state.last_line)
+                    heard_at = now
                 if fatal_deadline is not None:
                     if now >= fatal_deadline:
                         break
@@ -132,6 +142,7 @@ def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float,
                 if not chunk:
                     break
                 pending += chunk
+                heard_at = time.monotonic()
                 *lines, pending = pending.split(b"\n")
                 for raw in lines:
                     text = raw.decode("utf-8", "replace")
@@ -158,6 +169,15 @@ def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float,
     stderr_tail = stderr_log.read_text(errors="replace").strip().splitlines()[-40:]
     return RunOutcome(state, proc.returncode, timed_out, time.monotonic() - started,
                       boot_seconds, stderr_tail, program, peak_rss_mib, cpu_seconds)
+
+
+def _report_quiet(label: str, program: str, wall_s: float, cpu_s: float | None,
+                  timeout_s: float, last_line: str) -> None:
+    cpu = f"{cpu_s:.0f}" if cpu_s is not None else "?"
+    line = (f"manylab: {label}: running for {wall_s:.0f} s, {cpu} of its {timeout_s:.0f} s "
+            f"limit of {program} CPU time used; last console line {last_line[:80]!r}")
+    sys.stderr.write(("\r\033[K" if sys.stderr.isatty() else "") + line + "\n")
+    sys.stderr.flush()
 
 
 def _peak_rss_mib(pid: int) -> float | None:

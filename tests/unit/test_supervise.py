@@ -54,6 +54,36 @@ def test_an_emulator_without_progress_is_stopped_by_the_wall_backstop(tmp_path: 
     assert outcome.failure is not None and outcome.failure.startswith("hang: no exit within")
 
 
+QUIET_CHILD = ("print('booted', flush=True)\n"
+               "import time\n"
+               "time.sleep(2.5)\n"
+               "print('done', flush=True)\n")
+
+
+def test_a_quiet_console_is_reported_as_running(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capfd: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(supervise, "QUIET_REPORT_EVERY_S", 0.5)
+    outcome = supervise.run([sys.executable, "-c", QUIET_CHILD], tmp_path / "console.log",
+                            tmp_path / "stderr.log", timeout_s=60, program="child",
+                            label="point p1")
+    assert not outcome.timed_out
+    reports = [line for line in capfd.readouterr().err.splitlines()
+               if line.startswith("manylab: point p1: running for ")]
+    # Quiet for 2.5 s after 'booted': reported at most every 0.5 s of silence.
+    assert 1 <= len(reports) <= 5
+    assert reports[-1].endswith("of its 60 s limit of child CPU time used; "
+                                "last console line 'booted'")
+
+
+def test_a_console_quiet_for_less_than_the_period_is_not_reported(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(supervise, "QUIET_REPORT_EVERY_S", 30.0)
+    supervise.run([sys.executable, "-c", QUIET_CHILD], tmp_path / "console.log",
+                  tmp_path / "stderr.log", timeout_s=60, program="child")
+    assert "running for" not in capfd.readouterr().err
+
+
 BUSY_CHILD = ("print('first line', flush=True)\n"
               "while True:\n"
               "    pass\n")

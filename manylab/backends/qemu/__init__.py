@@ -104,7 +104,8 @@ class QemuBackend:
                 record["snapshot_error"] = snapshot_error
             atomic.write_json(staging / pointdir.INPUTS, record)
             outcome = supervise.run(argv, staging / pointdir.CONSOLE,
-                               staging / pointdir.QEMU_STDERR, timeout_s)
+                                    staging / pointdir.QEMU_STDERR, timeout_s,
+                                    label=f"point {point_id}")
         write_console_outputs(staging, outcome)
         failure = run_failure(outcome)
         if (failure is None and artifacts.plugin is not None

@@ -186,7 +186,7 @@ def _build(point: PointParams, kernel_art: kernel.KernelArtifacts,
         outcome = supervise.run(argv + BUILD_ARGS
                                 + ["-qmp", f"unix:{socket_path},server=on,wait=off"],
                                 staging / pointdir.CONSOLE, staging / pointdir.QEMU_STDERR,
-                                build_timeout(point), on_line=saver.on_line)
+                                build_timeout(point), on_line=saver.on_line, label=label)
     failure = outcome.console.reason if outcome.console.failures else None
     if failure is None and not saver.saved:
         failure = saver.error or outcome.failure or "the guest never reported ready"
