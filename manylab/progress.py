@@ -6,6 +6,15 @@ import sys
 import threading
 import time
 
+CLEAR_LINE = "\r\033[K"
+
+
+def say(line: str) -> None:
+    """One whole line on stderr; on a terminal it first clears a progress line, which the
+    progress display's next update redraws."""
+    sys.stderr.write((CLEAR_LINE if sys.stderr.isatty() else "") + line + "\n")
+    sys.stderr.flush()
+
 
 class Progress:
     def __init__(self, total: int, label: str) -> None:
@@ -25,7 +34,7 @@ class Progress:
         if message:
             line += f"  {message}"
         if self._tty:
-            sys.stderr.write("\r\033[K" + line)
+            sys.stderr.write(CLEAR_LINE + line)
         else:
             sys.stderr.write(line + "\n")
         sys.stderr.flush()

@@ -13,7 +13,6 @@ import re
 import selectors
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from manylab.console import ConsoleState
+from manylab.progress import say
 
 
 @dataclass
@@ -174,10 +174,8 @@ def run(argv: list[str], console_log: Path, stderr_log: Path, timeout_s: float,
 def _report_quiet(label: str, program: str, wall_s: float, cpu_s: float | None,
                   timeout_s: float, last_line: str) -> None:
     cpu = f"{cpu_s:.0f}" if cpu_s is not None else "?"
-    line = (f"manylab: {label}: running for {wall_s:.0f} s, {cpu} of its {timeout_s:.0f} s "
-            f"limit of {program} CPU time used; last console line {last_line[:80]!r}")
-    sys.stderr.write(("\r\033[K" if sys.stderr.isatty() else "") + line + "\n")
-    sys.stderr.flush()
+    say(f"manylab: {label}: running for {wall_s:.0f} s, {cpu} of its {timeout_s:.0f} s limit of "
+        f"{program} CPU time used; last console line {last_line[:80]!r}")
 
 
 def _peak_rss_mib(pid: int) -> float | None:
