@@ -158,9 +158,10 @@ def smt_sections(ops: Operations, ctx: Context, rated: list[Record],
         "the vCPUs' own work (base, SMT and stall cycles), wait and idle in proportion; the "
         "measured rate scales by that ratio, so at the run's own gain it is the measured one. "
         "Valid where no core hosts more than two vCPUs; against direct runs at other gains "
-        "(docs/results, \"The SMT gain checked against direct runs\": AIM7-like, every core "
-        "shared) it under-stated the rate by 3% at G = 1 and by 6-10% at G = 4 at 64 vCPUs; "
-        "at 120 vCPUs it under-stated it by 3% at G = 1 and over-stated it by 9% at G = 4."]
+        "(docs/results, \"The SMT gain checked against direct runs\", AIM7-like) it "
+        "under-stated the rate by 3% at G = 1 and by 6-10% at G = 4 at 64 vCPUs (every core "
+        "shared), and at 120 vCPUs (56 of 64 cores shared) by 3% at G = 1 while over-stating "
+        "it by 9% at G = 4."]
     paragraphs += [f"Not estimated: {why}." for why in skipped]
     if not estimated:
         return [Section(title, paragraphs)]
